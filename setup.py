@@ -1,0 +1,25 @@
+"""gan_sru: sequence GANs with a fused SRU generator on nnabla."""
+from setuptools import find_packages, setup
+
+setup(
+    name="gan_sru",
+    version="0.1.0",
+    description="Sequence-GAN training on nnabla with a fused SRU custom function",
+    python_requires=">=3.8,<3.11",  # nnabla 1.39 ships wheels for CPython 3.8-3.10 only
+    packages=find_packages(include=["gan_sru", "gan_sru.*", "models", "models.*"]),
+    package_data={"gan_sru": ["kernels/*.cu"]},
+    install_requires=[
+        "nnabla==1.39.*",
+        "numpy<2",
+        "numba>=0.57",
+        "imageio>=2.9",
+        "matplotlib>=3.5",
+        "PyYAML>=5.4",
+        "tqdm>=4.60",
+    ],
+    extras_require={
+        "cuda": ["nnabla-ext-cuda120==1.39.*", "cupy-cuda12x"],
+        "dev": ["pytest>=7", "hypothesis>=6", "ruff"],
+    },
+    entry_points={"console_scripts": ["gan-sru=gan_sru.cli:main"]},
+)
