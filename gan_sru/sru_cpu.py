@@ -7,9 +7,18 @@ rational tanh, see below), float64 with libm's exact functions for the finite-di
 Compiled on first use and cached on disk.
 """
 import math
+import os
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
+
+# OpenMP's worker threads spin after each parallel region and then fight OpenBLAS's threads for the
+# same cores: a GAN step measured 2.3x slower with the default layer on 2 cores. The workqueue layer
+# does not spin. A user's own NUMBA_THREADING_LAYER wins.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
 
 # Rational tanh for float32 (Eigen's minimax fit; max relative error 3.4e-7 against float64 tanh),
 # built from mul/add/div only, so the unit loop vectorises; libm's exp/tanh would keep it scalar.
@@ -34,86 +43,87 @@ def _tanh_fast(x):
     return p / q
 
 
-@njit(inline="always", error_model="numpy")
-def _tanh(x, fast):
-    return _tanh_fast(x) if fast else math.tanh(x)
+def _tanh(x):
+    """tanh chosen when typing: the rational form for float32, libm for float64 (exact, for FD checks).
+    A compile-time choice keeps libm calls out of the float32 loops, which would stop vectorisation."""
+
+
+@overload(_tanh, inline="always")
+def _tanh_typed(x):
+    if x == types.float32:
+        return lambda x: _tanh_fast(x)
+    return lambda x: math.tanh(x)
 
 
 @njit(inline="always", error_model="numpy")
-def _sigmoid(a, fast):
-    return _HALF * _tanh_fast(_HALF * a) + _HALF if fast else _ONE / (_ONE + math.exp(-a))
+def _sigmoid(a):
+    return _HALF * _tanh(_HALF * a) + _HALF
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def _forward_kernel(u, xsrc, rs, js, bias, wc, c0, mask, h, c, use_tanh, scale_x, fast):
+def _forward_kernel(u, xsrc, rs, js, bias, wc, c0, mask, h, c, use_tanh, scale_x):
     """xsrc[t, b, r*rs, js, :] is the skip input: u itself (rs=1, js=3) or x as (L, B, 1, 1, D)."""
     L, B, R, K, D = u.shape
     for job in prange(B * R):
         b = job // R
         r = job % R
-        bf, br, vf, vr = bias[r, 0], bias[r, 1], wc[r, 0], wc[r, 1]
+        rx = r * rs
         cp = c0[b, r].copy()
         for i in range(L):
             t = i if r == 0 else L - 1 - i
-            hrow, crow = h[t, b, r], c[t, b, r]
             if mask[t, b] == 0:
-                crow[:] = cp
-                hrow[:] = _ZERO
+                for d in range(D):
+                    c[t, b, r, d] = cp[d]
+                    h[t, b, r, d] = _ZERO
                 continue
-            uz, uf, ur, xr = u[t, b, r, 0], u[t, b, r, 1], u[t, b, r, 2], xsrc[t, b, r * rs, js]
             for d in range(D):
                 cprev = cp[d]
-                f = _sigmoid(uf[d] + bf[d] + vf[d] * cprev, fast)
-                rr = _sigmoid(ur[d] + br[d] + vr[d] * cprev, fast)
-                cn = f * (cprev - uz[d]) + uz[d]
-                g = _tanh(cn, fast) if use_tanh else cn
-                xs = scale_x * xr[d]
-                hrow[d] = rr * (g - xs) + xs
-                crow[d] = cn
+                f = _sigmoid(u[t, b, r, 1, d] + bias[r, 0, d] + wc[r, 0, d] * cprev)
+                rr = _sigmoid(u[t, b, r, 2, d] + bias[r, 1, d] + wc[r, 1, d] * cprev)
+                z = u[t, b, r, 0, d]
+                cn = f * (cprev - z) + z
+                g = _tanh(cn) if use_tanh else cn
+                xs = scale_x * xsrc[t, b, rx, js, d]
+                h[t, b, r, d] = rr * (g - xs) + xs
+                c[t, b, r, d] = cn
                 cp[d] = cn
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def _backward_kernel(u, xsrc, rs, js, bias, wc, c0, mask, c, dh, dc, use_tanh, scale_x, fast,
-                     du, dxdst, dbias_part, dwc_part, dc0):
-    """dxdst[t, b, r, js, :] receives the skip gradient: du itself (K == 4) or a (L, B, R, 1, D) buffer."""
+def _backward_kernel(u, xsrc, rs, js, bias, wc, c0, mask, c, dh, dc, use_tanh, scale_x, du, dxdst, dc0):
+    """dxdst[t, b, r, js, :] receives the skip gradient: du itself (K == 4) or a (L, B, R, 1, D) buffer.
+
+    The unit loop works on 1-D row views and writes no running sums: with more arrays written in one loop
+    LLVM runs out of runtime alias checks and leaves it scalar (measured 3-5x slower). The bias and v
+    gradients are reduced from du afterwards (`backward`)."""
     L, B, R, K, D = u.shape
     for job in prange(B * R):
         b = job // R
         r = job % R
+        rx = r * rs
         bf, br, vf, vr = bias[r, 0], bias[r, 1], wc[r, 0], wc[r, 1]
         dcur = np.zeros(D, u.dtype)
-        dbf, dbr, dvf, dvr = dbias_part[b, r, 0], dbias_part[b, r, 1], dwc_part[b, r, 0], dwc_part[b, r, 1]
-        dbf[:] = _ZERO
-        dbr[:] = _ZERO
-        dvf[:] = _ZERO
-        dvr[:] = _ZERO
         for i in range(L - 1, -1, -1):
             t = i if r == 0 else L - 1 - i
             tp = t - 1 if r == 0 else t + 1  # the step before t in this direction's order
-            dcur += dc[t, b, r]
             if mask[t, b] == 0:
+                dcur += dc[t, b, r]
                 du[t, b, r] = _ZERO
                 dxdst[t, b, r, js] = _ZERO
                 continue
             cprow = c0[b, r] if i == 0 else c[tp, b, r]
-            uz, uf, ur, xr = u[t, b, r, 0], u[t, b, r, 1], u[t, b, r, 2], xsrc[t, b, r * rs, js]
-            crow, dhrow = c[t, b, r], dh[t, b, r]
+            uz, uf, ur, xr = u[t, b, r, 0], u[t, b, r, 1], u[t, b, r, 2], xsrc[t, b, rx, js]
+            crow, dhrow, dcrow = c[t, b, r], dh[t, b, r], dc[t, b, r]
             duz, duf, dur, dxr = du[t, b, r, 0], du[t, b, r, 1], du[t, b, r, 2], dxdst[t, b, r, js]
             for d in range(D):
                 cprev = cprow[d]
-                f = _sigmoid(uf[d] + bf[d] + vf[d] * cprev, fast)
-                rr = _sigmoid(ur[d] + br[d] + vr[d] * cprev, fast)
-                cn = crow[d]
-                if use_tanh:
-                    g = _tanh(cn, fast)
-                    dg = _ONE - g * g
-                else:
-                    g = cn
-                    dg = _ONE
+                f = _sigmoid(uf[d] + bf[d] + vf[d] * cprev)
+                rr = _sigmoid(ur[d] + br[d] + vr[d] * cprev)
+                g = _tanh(crow[d]) if use_tanh else crow[d]
+                dg = _ONE - g * g if use_tanh else _ONE
                 xs = scale_x * xr[d]
                 dht = dhrow[d]
-                dct = dcur[d] + dht * rr * dg
+                dct = dcur[d] + dcrow[d] + dht * rr * dg
                 drr = dht * (g - xs) * rr * (_ONE - rr)
                 df = dct * (cprev - uz[d]) * f * (_ONE - f)
                 duz[d] = dct * (_ONE - f)
@@ -121,10 +131,6 @@ def _backward_kernel(u, xsrc, rs, js, bias, wc, c0, mask, c, dh, dc, use_tanh, s
                 dur[d] = drr
                 dxr[d] = dht * (_ONE - rr) * scale_x
                 dcur[d] = dct * f + df * vf[d] + drr * vr[d]
-                dbf[d] += df
-                dbr[d] += drr
-                dvf[d] += df * cprev
-                dvr[d] += drr * cprev
         dc0[b, r] = dcur
 
 
@@ -147,15 +153,24 @@ def forward(u, x, bias, c0, wc=None, mask=None, activation="tanh", scale_x=1.0, 
     xsrc, rs, js, wc_, mask = _prepare(u, x, wc, mask)
     h = np.empty((L, B, R, D), u.dtype) if out_h is None else out_h
     c = np.empty((L, B, R, D), u.dtype) if out_c is None else out_c
-    _forward_kernel(u, xsrc, rs, js, bias, wc_, c0, mask, h, c, activation == "tanh", u.dtype.type(scale_x),
-                    u.dtype == np.float32)
+    _forward_kernel(u, xsrc, rs, js, bias, wc_, c0, mask, h, c, activation == "tanh", u.dtype.type(scale_x))
     return h, c
+
+
+def previous_states(c, c0):
+    """c_prev of every step, (L, B, R, D): c one step earlier in each direction's order, c0 at its start."""
+    prev = np.empty_like(c)
+    prev[1:, :, 0], prev[0, :, 0] = c[:-1, :, 0], c0[:, 0]
+    if c.shape[2] == 2:
+        prev[:-1, :, 1], prev[-1, :, 1] = c[1:, :, 1], c0[:, 1]
+    return prev
 
 
 def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0, out_du=None):
     """Fused backward; same contract and return value as `reference_backward`.
 
-    dx is the skip gradient summed over directions (a view, not a copy, when R == 1).
+    dx is the skip gradient summed over directions (a view, not a copy, when R == 1). The bias and v
+    gradients are sums over (t, b) of du_f, du_r (and of du_f, du_r times c_prev), which are 0 at padding.
     """
     L, B, R, K, D = u.shape
     dt = u.dtype
@@ -164,13 +179,15 @@ def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0
     dc = np.zeros((L, B, R, D), dt) if dc is None else dc
     du = np.empty_like(u) if out_du is None else out_du
     dxs = du if K == 4 else np.empty((L, B, R, 1, D), dt)
-    dbias_part = np.empty((B, R, 2, D), dt)
-    dwc_part = np.empty((B, R, 2, D), dt)
     dc0 = np.empty((B, R, D), dt)
     _backward_kernel(u, xsrc, rs, js, bias, wc_, c0, mask, c, dh, dc, activation == "tanh", dt.type(scale_x),
-                     dt == np.float32, du, dxs, dbias_part, dwc_part, dc0)
+                     du, dxs, dc0)
     dx = None
     if K == 3:
         dx = dxs[:, :, 0, 0] if R == 1 else dxs[:, :, :, 0].sum(axis=2)
-    return dict(du=du, dx=dx, dbias=dbias_part.sum(axis=0),
-                dwc=None if wc is None else dwc_part.sum(axis=0), dc0=dc0)
+    dgates = du[:, :, :, 1:3].reshape(L * B, R, 2, D)
+    dwc = None
+    if wc is not None:
+        prev = previous_states(c, c0).reshape(L * B, R, 1, D)
+        dwc = np.einsum("nrjd,nrjd->rjd", dgates, np.broadcast_to(prev, dgates.shape))
+    return dict(du=du, dx=dx, dbias=dgates.sum(axis=0), dwc=dwc, dc0=dc0)
