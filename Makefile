@@ -1,0 +1,44 @@
+# gan_sru tasks. Every target sets up the venv first if needed (scripts/bootstrap.sh); on a ready
+# machine that costs nothing, because the venv's stamp file is newer than setup.py and the script.
+#   make setup       find or install Python 3.9/3.10, create $(VENV), pip install -e '.[dev]'
+#   make train       train on the built-in sines (CONFIG=... to pick another config)
+#   make test        ruff + the full pytest suite (what CI runs)
+#   make test-fast   pytest without the tests marked slow
+VENV ?= .venv
+CONFIG ?= configs/sines.yaml
+PY := $(VENV)/bin/python
+READY := $(VENV)/.gan_sru_ready
+
+.PHONY: setup train test test-fast lint samples bench clean
+
+# Always runs the script: it only checks the venv when nothing changed.
+setup:
+	VENV=$(VENV) bash scripts/bootstrap.sh
+
+$(READY): setup.py scripts/bootstrap.sh
+	VENV=$(VENV) bash scripts/bootstrap.sh
+
+train: $(READY)
+	$(PY) train.py --config $(CONFIG)
+
+test: $(READY)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -q
+
+test-fast: $(READY)
+	$(PY) -m pytest -q -m "not slow"
+
+lint: $(READY)
+	$(VENV)/bin/ruff check .
+
+# Regenerates the pictures the README shows, into samples/.
+samples: $(READY)
+	$(PY) scripts/make_samples.py
+
+bench: $(READY)
+	@set -e; for f in $(wildcard benchmarks/*.py); do echo "== $$f"; $(PY) $$f; done
+
+# Removes run folders and caches; keeps the venv.
+clean:
+	rm -rf runs .pytest_cache .ruff_cache .hypothesis build
+	find . \( -path ./.git -o -path ./$(VENV) \) -prune -o -type d -name __pycache__ -exec rm -rf {} +
