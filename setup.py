@@ -18,7 +18,7 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        "cuda": ["nnabla-ext-cuda120==1.39.*", "cupy-cuda12x"],
+        "cuda": ["nnabla-ext-cuda120==1.39.*", "cupy-cuda12x<14"],  # CuPy 14 needs numpy>=2
         "dev": ["pytest>=7", "hypothesis>=6", "ruff"],
     },
     entry_points={"console_scripts": ["gan-sru=gan_sru.cli:main"]},
