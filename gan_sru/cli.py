@@ -1,0 +1,117 @@
+"""`gan-sru` / `python -m gan_sru`: train, generate, evaluate, profile.
+
+Every deliberate error (bad config, bad data, locked run folder, ...) is a GanSruError: it is printed
+as one line, `error: ...`, with exit status 2, never as a traceback.
+"""
+import argparse
+import sys
+
+from . import GanSruError
+
+
+def add_context_args(p):
+    p.add_argument("-c", "--context", default="cpu", choices=("cpu", "cuda", "cudnn"),
+                   help="nnabla extension context (default: cpu)")
+    p.add_argument("-d", "--device-id", default="0", help="GPU device id (default: 0)")
+    p.add_argument("-t", "--type-config", default="float", help="nnabla type config (default: float)")
+
+
+def set_context(args):
+    import nnabla as nn
+    from nnabla.ext_utils import get_extension_context
+
+    try:
+        ctx = get_extension_context(args.context, device_id=args.device_id, type_config=args.type_config)
+    except Exception as e:  # nnabla raises plain ImportError/ValueError for a missing extension
+        raise GanSruError(f"--context {args.context}: cannot load the nnabla extension ({e}); "
+                          "for a GPU install the CUDA extra: pip install -e .[cuda]") from e
+    nn.set_default_context(ctx)
+    return ctx
+
+
+def add_train_args(p):
+    p.add_argument("--config", required=True, help="YAML config file, e.g. configs/sines.yaml")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.steps=500 (repeatable)")
+    p.add_argument("--resume", action="store_true", help="continue the run from its newest checkpoint")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--profile", action="store_true", help="profile forward-pass reuse instead of training")
+    add_context_args(p)
+
+
+def cmd_train(args):
+    from .config import load_config
+
+    cfg = load_config(args.config, args.overrides)
+    set_context(args)
+    if args.profile:
+        from .profile import run_profile
+        return run_profile(cfg, args)
+    from .gan import Trainer
+    Trainer(cfg, resume=args.resume, progress=not args.no_progress).train()
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="gan-sru", description="Sequence GANs with an SRU generator on nnabla.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a run from a config")
+    add_train_args(p)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("generate", help="write samples of a trained run (.npy, .csv, pictures)")
+    p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
+    p.add_argument("--checkpoint", type=int, default=None, metavar="STEP", help="checkpoint step (default: newest)")
+    p.add_argument("--num", type=int, default=1000, help="number of sequences (default: 1000)")
+    p.add_argument("--length", type=int, default=None,
+                   help="sequence length (default: the training lengths' distribution)")
+    p.add_argument("--seed", type=int, default=0, help="noise seed; the same seed gives the same samples")
+    p.add_argument("--out", default=None, help="output folder (default: RUN/generated)")
+    p.add_argument("--no-progress", action="store_true")
+    add_context_args(p)
+    p.set_defaults(func=lambda a: _lazy("gan_sru.generate_cmd", a))
+
+    p = sub.add_parser("evaluate", help="score a trained run (discriminative, predictive, MMD) with pictures")
+    p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
+    p.add_argument("--checkpoint", type=int, default=None, metavar="STEP")
+    p.add_argument("--num", type=int, default=1000, help="generated and real sequences compared (default: 1000)")
+    p.add_argument("--repeats", type=int, default=5, help="repeats of the post-hoc classifier (default: 5)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+    add_context_args(p)
+    p.set_defaults(func=lambda a: _lazy("gan_sru.evaluate", a))
+
+    p = sub.add_parser("profile", help="measure what forward-pass reuse saves (linked / recompute / detached)")
+    p.add_argument("--config", required=True)
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--steps", type=int, default=20, help="timed steps per strategy (default: 20)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps first (default: 3)")
+    p.add_argument("--strategies", default="linked,recompute,detached")
+    p.add_argument("--out", default=None, help="output folder (default: RUN/profile)")
+    p.add_argument("--no-progress", action="store_true")
+    add_context_args(p)
+    p.set_defaults(func=lambda a: _lazy("gan_sru.profile", a))
+    return parser
+
+
+def _lazy(module, args):
+    import importlib
+
+    return importlib.import_module(module).main(args)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except GanSruError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

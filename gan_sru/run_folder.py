@@ -1,0 +1,262 @@
+"""A run folder and its checkpoints: atomic writes, a lock that dies with its process, safe loading.
+
+    runs/<name>/
+        config.yaml          the resolved config (written once, atomically)
+        run.lock             flock'ed by the training process while it runs
+        checkpoints/step_00000250.npz   G and D parameters, both solvers' states, step, scaler, buckets
+        monitors/            nnabla monitor series (losses, time)
+        samples/             real-vs-generated pictures during training
+
+A checkpoint is one .npz written to a temporary file in the same folder, flushed and fsynced, then
+renamed over its final name, so a file named step_*.npz is always complete; a process killed mid-write
+leaves at most a stray temporary file, which the next process to take the lock removes.
+"""
+import errno
+import fcntl
+import json
+import os
+import re
+import time
+import warnings
+import zipfile
+
+import numpy as np
+
+from . import CheckpointError, RunFolderError
+
+CHECKPOINT_RE = re.compile(r"^step_(\d{8})\.npz$")
+# temporaries of atomic_write_bytes (.NAME.tmp-PID) and of config.dump_config (NAME.PID.tmp)
+TEMPORARY_RE = re.compile(r"\.tmp-\d+$|\.\d+\.tmp$")
+# fault-injection tests only: seconds to sleep between writing a temporary and renaming it
+WRITE_DELAY_ENV = "GAN_SRU_TEST_WRITE_DELAY"
+
+
+def fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path, write_fn):
+    """Write a file through `write_fn(fileobj)` into a temp file beside `path`, fsync, rename over `path`."""
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            write_fn(f)
+            f.flush()
+            os.fsync(f.fileno())
+        if os.environ.get(WRITE_DELAY_ENV):
+            time.sleep(float(os.environ[WRITE_DELAY_ENV]))
+        os.replace(tmp, path)
+        fsync_dir(folder)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_npz(f, arrays):
+    """np.savez's format (stored .npy members, zip64), but the zip is closed even when a write fails
+    (np.savez leaves it to the garbage collector, which then prints an ignored exception)."""
+    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+        for key, value in arrays.items():
+            with z.open(f"{key}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+
+
+class RunFolder:
+    """The folder of one run. `lock()` refuses a second training process on the same folder."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        self.checkpoints = os.path.join(self.path, "checkpoints")
+        self.monitors = os.path.join(self.path, "monitors")
+        self.samples = os.path.join(self.path, "samples")
+        self.config_path = os.path.join(self.path, "config.yaml")
+        self._lock_fd = None
+
+    def create(self):
+        for p in (self.path, self.checkpoints, self.monitors, self.samples):
+            try:
+                os.makedirs(p, exist_ok=True)
+            except OSError as e:
+                raise RunFolderError(f"cannot create run folder {p}: {e.strerror}") from e
+        if not os.access(self.path, os.W_OK):
+            raise RunFolderError(f"run folder {self.path} is not writable")
+        return self
+
+    def lock(self):
+        """Take an exclusive flock on run.lock; the kernel drops it when the process dies, even by SIGKILL.
+
+        Then remove the temporaries a killed holder left behind (only the holder may: before the lock
+        they may belong to a live writer)."""
+        path = os.path.join(self.path, "run.lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EAGAIN, errno.EACCES):
+                holder = ""
+                try:
+                    with open(path) as f:
+                        holder = f.read().strip()
+                except OSError:
+                    pass
+                raise RunFolderError(
+                    f"run folder {self.path} is in use by another training process"
+                    f"{' (pid ' + holder + ')' if holder else ''}; wait for it to finish or stop it, "
+                    "or train into another run name (--set name=...)") from e
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock_fd = fd
+        self.remove_stray_temporaries()
+        return self
+
+    def unlock(self):
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def remove_stray_temporaries(self):
+        for folder in (self.path, self.checkpoints):
+            if os.path.isdir(folder):
+                for name in os.listdir(folder):
+                    if TEMPORARY_RE.search(name):
+                        try:
+                            os.remove(os.path.join(folder, name))
+                        except OSError:
+                            pass
+
+    def checkpoint_path(self, step):
+        return os.path.join(self.checkpoints, f"step_{step:08d}.npz")
+
+    def list_checkpoints(self):
+        """[(step, path)] sorted by step, complete files only (temporaries never match the name)."""
+        if not os.path.isdir(self.checkpoints):
+            return []
+        found = []
+        for name in os.listdir(self.checkpoints):
+            m = CHECKPOINT_RE.match(name)
+            if m:
+                found.append((int(m.group(1)), os.path.join(self.checkpoints, name)))
+        return sorted(found)
+
+    def latest_checkpoint(self):
+        """The newest checkpoint that loads, as (step, Checkpoint), or None. Unreadable ones are skipped
+        with a warning (they can only come from outside, e.g. a disk error or a hand-copied file)."""
+        for step, path in reversed(self.list_checkpoints()):
+            try:
+                return step, Checkpoint.load(path)
+            except CheckpointError as e:
+                warnings.warn(f"skipping unreadable checkpoint: {e}", stacklevel=2)
+        return None
+
+    def prune(self, keep):
+        for _, path in self.list_checkpoints()[:-keep]:
+            os.remove(path)
+
+
+class Checkpoint:
+    """Parameters, solver states and metadata of one training step, as one .npz.
+
+    params: {name: ndarray}; solvers: {solver name: {param name: {"t": int, state name: ndarray}}};
+    meta: JSON-able dict (step, scaler, buckets, config, ...).
+    """
+
+    def __init__(self, params, solvers, meta):
+        self.params, self.solvers, self.meta = params, solvers, meta
+
+    @classmethod
+    def capture(cls, params, solvers, meta):
+        """From live nnabla parameters {name: Variable} and solvers {name: Solver}."""
+        p = {k: v.d.copy() for k, v in params.items()}
+        s = {}
+        for sname, solver in solvers.items():
+            s[sname] = {}
+            for pname, st in solver.get_states().items():
+                s[sname][pname] = {"t": int(st.t), **{k: v.d.copy() for k, v in st.pstate.items()}}
+        return cls(p, s, meta)
+
+    def save(self, path):
+        arrays = {f"param/{k}": v for k, v in self.params.items()}
+        for sname, states in self.solvers.items():
+            for pname, st in states.items():
+                for k, v in st.items():
+                    arrays[f"solver/{sname}/{pname}/{k}"] = np.asarray(v)
+        arrays["meta"] = np.frombuffer(json.dumps(self.meta).encode(), np.uint8)
+        try:
+            atomic_write_bytes(path, lambda f: write_npz(f, arrays))
+        except OSError as e:
+            raise CheckpointError(
+                f"could not write checkpoint {path}: {e.strerror or e}; "
+                "the previous checkpoints in that folder are untouched") from e
+
+    @classmethod
+    def load(cls, path):
+        """Read a checkpoint; anything that is not a complete gan_sru checkpoint is a CheckpointError."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                files = {k: z[k] for k in z.files}
+        except AttributeError:  # np.load gave a plain array: an .npy, not an .npz
+            raise CheckpointError(f"{path}: not a gan_sru checkpoint (a single array, not an .npz)") from None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+            raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from e
+        if "meta" not in files:
+            raise CheckpointError(f"{path}: not a gan_sru checkpoint (no 'meta' entry)")
+        params, solvers = {}, {}
+        try:
+            meta = json.loads(files.pop("meta").tobytes().decode())
+            if not isinstance(meta, dict):
+                raise ValueError(f"meta is a JSON {type(meta).__name__}, not an object")
+            for key, v in files.items():
+                kind, rest = key.split("/", 1)
+                if kind == "param":
+                    params[rest] = v
+                elif kind == "solver":
+                    sname, rest = rest.split("/", 1)
+                    pname, state = rest.rsplit("/", 1)
+                    solvers.setdefault(sname, {}).setdefault(pname, {})[state] = int(v) if state == "t" else v
+                else:
+                    raise ValueError(f"unknown entry {key!r}")
+        except ValueError as e:  # also json's JSONDecodeError, UnicodeDecodeError, a key without '/'
+            raise CheckpointError(f"{path}: not a gan_sru checkpoint ({e})") from None
+        return cls(params, solvers, meta)
+
+    def restore(self, params, solvers, source="checkpoint"):
+        """Copy into live parameters and solvers; refuses a checkpoint made with other sizes or names."""
+        missing = sorted(set(params) - set(self.params))
+        extra = sorted(set(self.params) - set(params))
+        if missing or extra:
+            raise CheckpointError(
+                f"{source} does not fit this config: parameters missing from the checkpoint {missing[:5]}, "
+                f"parameters the model lacks {extra[:5]}")
+        for name, var in params.items():
+            if tuple(self.params[name].shape) != tuple(var.shape):
+                raise CheckpointError(
+                    f"{source} does not fit this config: parameter {name} has shape "
+                    f"{tuple(self.params[name].shape)} in the checkpoint but {tuple(var.shape)} in the model")
+        live_states = {sname: solver.get_states() for sname, solver in solvers.items()}
+        for sname, states in live_states.items():  # check everything before changing anything
+            saved = self.solvers.get(sname, {})
+            for pname, st in states.items():
+                lacking = sorted({"t", *st.pstate} - set(saved.get(pname, {})))
+                if lacking:
+                    raise CheckpointError(
+                        f"{source} has no {sname} solver state {lacking} for parameter {pname}")
+        for name, var in params.items():
+            var.d = self.params[name]
+        for sname, states in live_states.items():
+            saved = self.solvers[sname]
+            for pname, st in states.items():
+                st.t = saved[pname]["t"]
+                for k, v in st.pstate.items():
+                    v.d = saved[pname][k]
+            solvers[sname].set_states(states)

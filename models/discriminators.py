@@ -1,0 +1,44 @@
+"""Discriminators: sequences (L, B, C) + mask (L, B) -> one logit per sequence (B, 1)."""
+import nnabla as nn
+import nnabla.functions as F
+import nnabla.parametric_functions as PF
+
+from gan_sru.sru import sru
+
+
+def _mean_over_valid_steps(h, mask):
+    """h (L, B, H) that is already 0 at padded steps, mask (L, B) -> (B, H): the mean over valid steps.
+    (No h * mask: nnabla's broadcasting multiply is slow on CPU, and the SRU output is 0 there anyway.)"""
+    B = h.shape[1]
+    return F.sum(h, axis=0) / F.reshape(F.sum(mask, axis=0), (B, 1))
+
+
+def sru_bi_discriminator(dcfg, seqs, mask, train=True):
+    """Bidirectional SRU stack; the masked time-mean of its output and its last states -> affine -> logit."""
+    with nn.parameter_scope("discriminator"):
+        h, c_last = sru(seqs, dcfg["hidden_size"], num_layers=dcfg["num_layers"], bidirectional=True,
+                        mask=mask, train=train, name="sru")
+        top = F.reshape(F.slice(c_last, start=(c_last.shape[0] - 1, 0, 0), stop=c_last.shape),
+                        c_last.shape[1:])
+        feats = F.concatenate(_mean_over_valid_steps(h, mask), F.tanh(top), axis=1)
+        return PF.affine(feats, 1, name="output")
+
+
+def conv1d_discriminator(dcfg, seqs, mask, train=True):
+    """1-D convolutions over time (same padding, leaky ReLU, padding re-zeroed each layer) -> masked mean -> logit."""
+    L, B, C = seqs.shape
+    m = F.reshape(F.transpose(mask, (1, 0)), (B, 1, L))
+    x = F.transpose(seqs, (1, 2, 0))  # (B, C, L)
+    k = dcfg["kernel_size"]
+    mc = F.broadcast(m, (B, dcfg["channels"], L))  # once: a broadcasting multiply per layer is slow on CPU
+    with nn.parameter_scope("discriminator"):
+        for layer in range(dcfg["num_layers"]):
+            x = PF.convolution(x, dcfg["channels"], (k,), pad=(k // 2,), name=f"conv{layer}")
+            if k % 2 == 0:  # an even kernel with pad k//2 gives L + 1 steps
+                x = F.slice(x, stop=(B, dcfg["channels"], L))
+            x = F.leaky_relu(x, 0.2) * mc
+        feats = F.sum(x, axis=2) / F.reshape(F.sum(m, axis=2), (B, 1))
+        return PF.affine(feats, 1, name="output")
+
+
+DISCRIMINATORS = {"sru_bi": sru_bi_discriminator, "conv1d": conv1d_discriminator}

@@ -1,0 +1,48 @@
+"""Generators: noise sequences -> synthetic sequences in the data's [0, 1] scale."""
+import nnabla as nn
+import nnabla.functions as F
+import nnabla.parametric_functions as PF
+import numpy as np
+
+from gan_sru.sru import sru
+
+
+def noise_shapes(gcfg, length, batch_size):
+    """Shapes of the generator's noise inputs: per-step noise and one per-sequence vector."""
+    return dict(step=(length, batch_size, gcfg["noise_dim"]), static=(batch_size, gcfg["static_noise_dim"]))
+
+
+def sample_noise(gcfg, length, batch_size, rng):
+    """Standard normal noise for `noise_shapes`; float32 arrays."""
+    return {k: rng.standard_normal(s).astype(np.float32) for k, s in noise_shapes(gcfg, length, batch_size).items()}
+
+
+def sru_generator(gcfg, noise, mask, num_features, max_len, train=True):
+    """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine -> output activation.
+
+    noise: dict of nn.Variable, step (L, B, Z) and static (B, S); mask (L, B); max_len: the longest training
+    length (scales the time feature the same way in every bucket). Returns (L, B, C), 0 at padding.
+    The per-sequence noise and the time feature give an SRU (whose state is elementwise, with no recurrent
+    matrix) what it needs to draw whole-sequence traits such as a sine's frequency and phase.
+    """
+    step = noise["step"]
+    L, B, _ = step.shape
+    parts = [step]
+    if gcfg["static_noise_dim"] > 0:
+        static = noise["static"]
+        parts.append(F.broadcast(F.reshape(static, (1, B, static.shape[1])), (L, B, static.shape[1])))
+    if gcfg["time_feature"]:
+        t = (np.arange(L, dtype=np.float32) / max(max_len - 1, 1)).reshape(L, 1, 1)
+        parts.append(F.constant(0.0, (L, B, 1)) + nn.Variable.from_numpy_array(t))
+    inp = F.concatenate(*parts, axis=2) if len(parts) > 1 else step
+    with nn.parameter_scope("generator"):
+        h, _ = sru(inp, gcfg["hidden_size"], num_layers=gcfg["num_layers"], bidirectional=gcfg["bidirectional"],
+                   weight_c=gcfg["weight_c"], layer_norm=gcfg["layer_norm"], dropout=gcfg["dropout"],
+                   mask=mask, train=train, name="sru")
+        out = PF.affine(h, num_features, base_axis=2, name="output")
+    out = F.sigmoid(out) if gcfg["output_activation"] == "sigmoid" else out
+    # zero the padded steps, as the real batch is; an explicit broadcast first (a broadcasting Mul2 is slow)
+    return out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
+
+
+GENERATORS = {"sru": sru_generator}

@@ -1,0 +1,190 @@
+"""The training step: strategies agree, buckets share parameters, resume is exact, losses are right."""
+import os
+
+import nnabla as nn
+import nnabla.functions as F
+import numpy as np
+import pytest
+
+from gan_sru.config import load_config
+from gan_sru.data import BucketSpec, load_dataset
+from gan_sru.gan import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
+from gan_sru.run_folder import Checkpoint
+
+TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",
+        "model.generator.hidden_size=8", "model.generator.num_layers=2", "model.generator.noise_dim=3",
+        "model.discriminator.hidden_size=8", "train.sample_every=1000", "train.log_every=1"]
+
+
+def tiny_cfg(tmp_path, *extra, config="configs/sines.yaml"):
+    return load_config(config, TINY + [f"run_dir={tmp_path}"] + list(extra))
+
+
+def make_steps(cfg, strategy):
+    nn.clear_parameters()
+    ds = load_dataset(cfg["data"], cfg["seed"])
+    train, _ = ds.split(cfg["data"]["holdout_fraction"], cfg["seed"])
+    spec = BucketSpec.from_lengths(ds.lengths, cfg["data"]["num_buckets"])
+    return GanSteps(cfg, train, spec, strategy=strategy)
+
+
+def snapshot():
+    return {k: v.d.copy() for k, v in all_params().items()}
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("config", ["configs/sines.yaml", "configs/sines_varlen.yaml"])
+def test_strategies_give_the_same_parameters(tmp_path, loss, config):
+    """detached == linked == recompute after several steps on the same data and noise."""
+    cfg = tiny_cfg(tmp_path, f"train.loss={loss}", config=config)
+    results = {}
+    for strategy in ("linked", "recompute", "detached"):
+        steps = make_steps(cfg, strategy)
+        for i in range(4):
+            steps.step(i)
+        results[strategy] = snapshot()
+    for strategy in ("recompute", "detached"):
+        assert results[strategy].keys() == results["linked"].keys()
+        for k, v in results["linked"].items():
+            np.testing.assert_allclose(results[strategy][k], v, rtol=0, atol=1e-6, err_msg=f"{strategy} {k}")
+
+
+def test_parameters_move_and_both_networks_train(tmp_path):
+    cfg = tiny_cfg(tmp_path)
+    steps = make_steps(cfg, "detached")
+    before = snapshot()
+    for i in range(3):
+        steps.step(i)
+    after = snapshot()
+    for net in ("G/", "D/"):
+        moved = [k for k in before if k.startswith(net) and not np.array_equal(before[k], after[k])]
+        assert moved, f"no {net} parameter changed"
+
+
+def test_buckets_share_one_parameter_set_and_build_each_graph_once(tmp_path):
+    cfg = tiny_cfg(tmp_path, "data.num_buckets=3", config="configs/sines_varlen.yaml")
+    steps = make_steps(cfg, "detached")
+    n_params = len(nn.get_parameters(grad_only=False))
+    seen = set()
+    for i in range(30):
+        batch, _ = steps.inputs(i)
+        seen.add(batch.x.shape[0])
+        steps.step(i)
+    assert len(seen) == 3, f"expected all three buckets to be drawn, saw lengths {seen}"
+    assert set(steps.graphs) == seen
+    assert steps.graph_builds == 3  # once per bucket, reused afterwards
+    assert len(nn.get_parameters(grad_only=False)) == n_params
+    # every bucket's graph reads the same parameter arrays
+    w = nn.get_parameters()["G/generator/output/affine/W"]
+    for g in steps.graphs.values():
+        users = []
+
+        def collect(f, users=users):
+            users.extend(x for x in f.inputs if x == w)
+
+        g.fake.visit(collect)
+        assert users, "a bucket graph does not use the shared output weight"
+
+
+def test_padded_steps_of_fake_are_zero(tmp_path):
+    cfg = tiny_cfg(tmp_path, config="configs/sines_varlen.yaml")
+    steps = make_steps(cfg, "detached")
+    batch, noise = steps.inputs(0)
+    g = steps.graph_for(batch.x.shape[0])
+    g.feed(batch, noise)
+    g.fake.forward()
+    assert np.all(g.fake.d[batch.mask == 0] == 0)
+    assert np.all(g.fake.d[batch.mask == 1] > 0)  # sigmoid output
+
+
+def run_trainer(cfg, resume=False):
+    nn.clear_parameters()
+    return Trainer(cfg, resume=resume, progress=False, out=open(os.devnull, "w")).train()
+
+
+def final_checkpoint(run_path):
+    ckpts = sorted(os.listdir(os.path.join(run_path, "checkpoints")))
+    return Checkpoint.load(os.path.join(run_path, "checkpoints", ckpts[-1]))
+
+
+def test_resume_equals_uninterrupted_run(tmp_path):
+    straight = tiny_cfg(tmp_path, "name=straight", "train.steps=6", "train.checkpoint_every=3")
+    path_a = run_trainer(straight)
+    first = tiny_cfg(tmp_path, "name=resumed", "train.steps=3", "train.checkpoint_every=3")
+    run_trainer(first)
+    second = tiny_cfg(tmp_path, "name=resumed", "train.steps=6", "train.checkpoint_every=3")
+    path_b = run_trainer(second, resume=True)
+    a, b = final_checkpoint(path_a), final_checkpoint(path_b)
+    assert a.meta["step"] == b.meta["step"] == 6
+    assert a.params.keys() == b.params.keys()
+    for k in a.params:
+        np.testing.assert_array_equal(a.params[k], b.params[k], err_msg=k)
+    for net in ("G", "D"):
+        for p, st in a.solvers[net].items():
+            assert st["t"] == b.solvers[net][p]["t"] == 6
+            for key in st:
+                np.testing.assert_array_equal(st[key], b.solvers[net][p][key], err_msg=f"{net} {p} {key}")
+
+
+def test_run_folder_holds_config_checkpoints_monitors_and_pictures(tmp_path):
+    cfg = tiny_cfg(tmp_path, "train.steps=4", "train.checkpoint_every=2", "train.sample_every=2")
+    path = run_trainer(cfg)
+    saved = load_config(os.path.join(path, "config.yaml"))
+    assert saved == cfg
+    assert sorted(os.listdir(os.path.join(path, "checkpoints"))) == ["step_00000002.npz", "step_00000004.npz"]
+    ckpt = final_checkpoint(path)
+    assert ckpt.meta["step"] == 4 and ckpt.meta["buckets"]["boundaries"] == [8]
+    assert len(ckpt.meta["scaler"]["min"]) == 5
+    assert os.path.getsize(os.path.join(path, "monitors", "d_loss.series.txt")) > 0
+    assert sorted(os.listdir(os.path.join(path, "samples"))) == ["step_00000002.png", "step_00000004.png"]
+    assert os.path.exists(os.path.join(path, "losses.png"))
+
+
+def test_existing_run_needs_resume(tmp_path):
+    from gan_sru import RunFolderError
+
+    cfg = tiny_cfg(tmp_path, "train.steps=2", "train.checkpoint_every=2")
+    run_trainer(cfg)
+    with pytest.raises(RunFolderError, match="already holds checkpoints.*--resume"):
+        run_trainer(cfg)
+
+
+def test_gradient_clipping_bounds_the_update(tmp_path):
+    cfg = tiny_cfg(tmp_path, "train.grad_clip=1e-6", "train.g_lr=1.0", "train.d_lr=1.0")
+    steps = make_steps(cfg, "detached")
+    before = snapshot()
+    steps.step(0)
+    # Adam normalises the step size, so check the clipped gradient norm directly
+    from gan_sru.gan import clip_global_norm
+    norm = clip_global_norm(steps.solver_g, steps.g_params, 1e-6)
+    clipped = np.sqrt(sum(float(np.square(p.g).sum()) for p in steps.g_params.values()))
+    assert clipped <= 1e-6 * (1 + 1e-4) and norm > 0
+    assert any(not np.array_equal(before[k], v) for k, v in snapshot().items())
+
+
+def test_wasserstein_clips_discriminator_weights(tmp_path):
+    cfg = tiny_cfg(tmp_path, "train.loss=wasserstein", "train.weight_clip=0.01", "train.d_lr=0.5")
+    steps = make_steps(cfg, "detached")
+    steps.step(0)
+    for k, p in steps.d_params.items():
+        assert np.abs(p.d).max() <= 0.01 + 1e-7, k
+
+
+def _logits(values):
+    v = nn.Variable((len(values), 1))
+    v.d = np.array(values, np.float32).reshape(-1, 1)
+    return v
+
+
+@pytest.mark.parametrize("kind,real,fake,d_expected,g_expected", [
+    ("non_saturating", [2.0], [-1.0], np.log1p(np.exp(-2.0)) + np.log1p(np.exp(-1.0)), np.log1p(np.exp(1.0))),
+    ("hinge", [0.5], [-0.25], 0.5 + 0.75, 0.25),
+    ("least_squares", [0.0], [2.0], 0.5 * (1.0 + 4.0), 0.5 * 1.0),
+    ("wasserstein", [3.0], [1.0], 1.0 - 3.0, -1.0),
+])
+def test_losses_on_known_logits(kind, real, fake, d_expected, g_expected):
+    d = d_loss_fn(kind, _logits(real), _logits(fake))
+    g = g_loss_fn(kind, _logits(fake))
+    F.sink(d, g).forward()
+    assert d.d == pytest.approx(d_expected, rel=1e-5)
+    assert g.d == pytest.approx(g_expected, rel=1e-5)
