@@ -4,8 +4,6 @@ On a CPU context it is a custom function backed by NumPy's BLAS (measured here s
 than nnabla's CPU affine for the SRU's shapes, forward and backward); on a CUDA context it is nnabla's
 own `F.affine` (cuBLAS), as in the official SRU.
 """
-import ctypes
-
 import nnabla as nn
 import nnabla.functions as F
 import numpy as np
@@ -14,14 +12,21 @@ from nnabla.function import PythonFunction
 CPU_CONTEXT = nn.Context(["cpu:float"], "CpuCachedArray", "0")
 
 
+class _HostBuffer:
+    """Exposes a raw float32 pointer to NumPy through the array interface (no ctypes type per call)."""
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, ptr, shape):
+        self.__array_interface__ = {"data": (ptr, False), "shape": tuple(shape), "typestr": "<f4", "version": 3}
+
+
 def host_array(ndarray, shape, write_only=False):
     """A NumPy float32 view of an nnabla NdArray's host buffer, without a copy.
 
     `write_only=True` skips the synchronisation (and the lazy zero fill) for buffers about to be overwritten.
+    The view is valid while the NdArray keeps that buffer (within one forward/backward call).
     """
-    n = int(np.prod(shape))
-    ptr = ndarray.data_ptr(np.float32, CPU_CONTEXT, write_only)
-    return np.ctypeslib.as_array((ctypes.c_float * n).from_address(ptr)).reshape(shape)
+    return np.asarray(_HostBuffer(ndarray.data_ptr(np.float32, CPU_CONTEXT, write_only), shape))
 
 
 def write_grad(var, value, accum):

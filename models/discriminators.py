@@ -13,19 +13,26 @@ def _mean_over_valid_steps(h, mask):
     return F.sum(h, axis=0) / F.reshape(F.sum(mask, axis=0), (B, 1))
 
 
+def _head(feats, width):
+    """A small MLP from pooled features to one logit: pooled features need a nonlinearity after them to
+    score things like roughness (|x_t - x_t-1|) that a linear map of time-means cannot see."""
+    h = F.leaky_relu(PF.affine(feats, width, name="head"), 0.2)
+    return PF.affine(h, 1, name="output")
+
+
 def sru_bi_discriminator(dcfg, seqs, mask, train=True):
-    """Bidirectional SRU stack; the masked time-mean of its output and its last states -> affine -> logit."""
+    """Bidirectional SRU stack; the time-mean of its output and its last states -> MLP head -> logit."""
     with nn.parameter_scope("discriminator"):
         h, c_last = sru(seqs, dcfg["hidden_size"], num_layers=dcfg["num_layers"], bidirectional=True,
                         mask=mask, train=train, name="sru")
         top = F.reshape(F.slice(c_last, start=(c_last.shape[0] - 1, 0, 0), stop=c_last.shape),
                         c_last.shape[1:])
         feats = F.concatenate(_mean_over_valid_steps(h, mask), F.tanh(top), axis=1)
-        return PF.affine(feats, 1, name="output")
+        return _head(feats, dcfg["hidden_size"])
 
 
 def conv1d_discriminator(dcfg, seqs, mask, train=True):
-    """1-D convolutions over time (same padding, leaky ReLU, padding re-zeroed each layer) -> masked mean -> logit."""
+    """1-D convolutions over time (same padding, leaky ReLU, padding re-zeroed) -> masked mean -> MLP head."""
     L, B, C = seqs.shape
     m = F.reshape(F.transpose(mask, (1, 0)), (B, 1, L))
     x = F.transpose(seqs, (1, 2, 0))  # (B, C, L)
@@ -38,7 +45,7 @@ def conv1d_discriminator(dcfg, seqs, mask, train=True):
                 x = F.slice(x, stop=(B, dcfg["channels"], L))
             x = F.leaky_relu(x, 0.2) * mc
         feats = F.sum(x, axis=2) / F.reshape(F.sum(m, axis=2), (B, 1))
-        return PF.affine(feats, 1, name="output")
+        return _head(feats, dcfg["channels"])
 
 
 DISCRIMINATORS = {"sru_bi": sru_bi_discriminator, "conv1d": conv1d_discriminator}
