@@ -1,0 +1,276 @@
+"""Pictures of samples, training curves and evaluation results.
+
+Every function writes one PNG (``checkpoint_gif``: one GIF) and returns its path as a
+``str``; parent folders are created and the file is replaced atomically. Figures are
+built with matplotlib's object API on an Agg canvas, never through ``pyplot``, so
+nothing is registered globally, the backend of the caller is left alone and each
+figure is freed once written (no ``plt.close`` needed: no reference survives). Sizes are in pixels, ``size=(width,
+height)``, and the written image has exactly that size.
+
+Sequences are a list of float arrays ``(L_i, C)`` or one ``(N, L, C)`` array.
+"""
+import math
+import os
+
+import imageio.v3 as iio
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+DPI = 100
+REAL_COLOR = "tab:blue"
+FAKE_COLOR = "tab:orange"
+
+
+def _figure(size):
+    """A figure of exactly ``size`` = (width, height) pixels at ``DPI``."""
+    w, h = size
+    fig = Figure(figsize=(w / DPI, h / DPI), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path):
+    """Write ``fig`` as a PNG at ``path`` (atomically) and return the path."""
+    path = os.fspath(path)
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        fig.savefig(tmp, format="png", dpi=DPI)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def _as_list(seqs):
+    """Sequences as a list of 2-D float arrays (L_i, C)."""
+    out = [np.asarray(s, dtype=np.float64) for s in seqs]
+    return [s[:, None] if s.ndim == 1 else s for s in out]
+
+
+def _grid_shape(n):
+    cols = max(1, math.ceil(math.sqrt(n)))
+    return math.ceil(n / cols), cols
+
+
+def _value_limits(seq_sets):
+    """Common y-limits for several sets of sequences, with a small margin."""
+    vals = [s for seqs in seq_sets for s in seqs if s.size]
+    lo = min((float(np.min(s)) for s in vals), default=0.0)
+    hi = max((float(np.max(s)) for s in vals), default=1.0)
+    pad = 0.05 * (hi - lo) if hi > lo else 0.5
+    return lo - pad, hi + pad
+
+
+def _grid_axes(fig, n):
+    """A near-square grid of n tick-less cells (others hidden), as a flat list of axes."""
+    rows, cols = _grid_shape(max(1, n))
+    axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+    for ax in axes[n:]:
+        ax.axis("off")
+    for ax in axes[:n]:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    # Fixed margins (cells have no ticks): tight_layout would cost ~1 s a figure.
+    fig.subplots_adjust(left=0.02, right=0.98, bottom=0.02, top=0.92, wspace=0.08, hspace=0.08)
+    return axes[:n]
+
+
+def _fill_grid(fig, axes, seqs, title, ylim):
+    """Draw sequence k (every feature a line) into cell k, replacing what the cells held."""
+    for k, ax in enumerate(axes):
+        for line in list(ax.lines):
+            line.remove()
+        ax.set_visible(k < len(seqs))
+        if k < len(seqs):
+            for c in range(seqs[k].shape[1]):
+                ax.plot(seqs[k][:, c], color=f"C{c % 10}", linewidth=1.0)
+            ax.relim()
+            ax.autoscale_view(scaley=False)
+        ax.set_ylim(*ylim)
+    fig.suptitle(title)
+
+
+def sample_grid(seqs, path, title="samples", max_items=16, size=(800, 800)):
+    """Grid of line plots, one sequence per cell (first ``max_items``), every feature a line.
+
+    Returns the PNG path (``size`` pixels).
+    """
+    seqs = _as_list(seqs)[:max_items]
+    fig = _figure(size)
+    _fill_grid(fig, _grid_axes(fig, len(seqs)), seqs, title, _value_limits([seqs]))
+    return _save(fig, path)
+
+
+def real_vs_fake(real, fake, path, features=None, max_items=50, title="real vs generated", size=(1200, 400)):
+    """Real (blue) and generated (orange) sequences overlaid, one panel per feature.
+
+    Args:
+        real, fake: sequence sets with the same number of features C.
+        features: feature indices to show; default the first min(C, 4).
+        max_items: sequences drawn from each set.
+
+    Returns the PNG path (``size`` pixels).
+    """
+    real, fake = _as_list(real)[:max_items], _as_list(fake)[:max_items]
+    C = real[0].shape[1]
+    features = list(range(min(C, 4))) if features is None else list(features)
+    fig = _figure(size)
+    axes = fig.subplots(1, len(features), squeeze=False)[0]
+    ylim = _value_limits([real, fake])
+    for ax, c in zip(axes, features):
+        for seqs, color, label in ((real, REAL_COLOR, "real"), (fake, FAKE_COLOR, "generated")):
+            for i, s in enumerate(seqs):
+                ax.plot(s[:, c], color=color, alpha=0.3, linewidth=0.8, label=label if i == 0 else None)
+        ax.set_title(f"feature {c}")
+        ax.set_xlabel("step")
+        ax.set_ylim(*ylim)
+    axes[0].legend(loc="upper right")
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    return _save(fig, path)
+
+
+def pca_scatter(real_proj, fake_proj, path, title="PCA (fitted on real)", size=(600, 600)):
+    """Scatter of the first two projected coordinates, real and generated.
+
+    ``real_proj`` (N, >= 2), ``fake_proj`` (M, >= 2), e.g. from ``metrics.pca_projection``.
+    Returns the PNG path (``size`` pixels).
+    """
+    real_proj, fake_proj = np.asarray(real_proj), np.asarray(fake_proj)
+    fig = _figure(size)
+    ax = fig.subplots()
+    ax.scatter(real_proj[:, 0], real_proj[:, 1], s=6, alpha=0.5, color=REAL_COLOR, label="real")
+    ax.scatter(fake_proj[:, 0], fake_proj[:, 1], s=6, alpha=0.5, color=FAKE_COLOR, label="generated")
+    ax.set_xlabel("PC 1")
+    ax.set_ylabel("PC 2")
+    ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def autocorrelation_plot(acf_real, acf_fake, path, title="autocorrelation", size=(800, 500)):
+    """Mean ACF per feature against lag: real solid, generated dashed, one colour per feature.
+
+    ``acf_real``, ``acf_fake``: (max_lag + 1, C), e.g. from ``metrics.autocorrelation``.
+    Returns the PNG path (``size`` pixels).
+    """
+    acf_real, acf_fake = np.asarray(acf_real), np.asarray(acf_fake)
+    fig = _figure(size)
+    ax = fig.subplots()
+    C = acf_real.shape[1]
+    for c in range(C):
+        ax.plot(acf_real[:, c], color=f"C{c % 10}", linestyle="-")
+        ax.plot(acf_fake[:, c], color=f"C{c % 10}", linestyle="--")
+    ax.axhline(0.0, color="gray", linewidth=0.5)
+    ax.set_xlabel("lag")
+    ax.set_ylabel("ACF")
+    # Line style tells real from generated; colours name features when there are few.
+    handles = [Line2D([], [], color="black", linestyle="-", label="real"),
+               Line2D([], [], color="black", linestyle="--", label="generated")]
+    if C <= 10:
+        handles += [Line2D([], [], color=f"C{c}", label=f"feature {c}") for c in range(C)]
+    ax.legend(handles=handles, fontsize="small", ncol=2)
+    ax.set_title(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _bar_value(value):
+    """(height, error) of a metrics entry: a number, or a dict with mean/std or mae."""
+    if isinstance(value, dict):
+        if "mean" in value:
+            return float(value["mean"]), float(value.get("std", 0.0))
+        if "mae" in value:
+            return float(value["mae"]), 0.0
+        raise ValueError(f"scores_bar: entry {value!r}; expected a number or a dict with 'mean' or 'mae'")
+    return float(value), 0.0
+
+
+def scores_bar(metrics_dict, path, title="scores (lower is better)", size=(700, 400)):
+    """Bar chart of named scores, each bar labelled with its value.
+
+    ``metrics_dict``: name -> number, or a result dict of ``metrics`` (``mean``/``std`` is drawn
+    with an error bar, ``mae`` as its value). Returns the PNG path (``size`` pixels).
+    """
+    names = list(metrics_dict)
+    heights, errors = zip(*(_bar_value(metrics_dict[k]) for k in names)) if names else ((), ())
+    fig = _figure(size)
+    ax = fig.subplots()
+    bars = ax.bar(range(len(names)), heights, yerr=errors, capsize=4, color=FAKE_COLOR)
+    ax.bar_label(bars, labels=[f"{h:.4g}" for h in heights])
+    ax.set_xticks(range(len(names)), names)
+    ax.set_title(title)
+    ax.margins(y=0.15)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def training_curves(monitor_series, path, title="training", size=None):
+    """One panel per series, two panels a row.
+
+    ``monitor_series``: name -> (steps, values). ``size`` defaults to
+    (1000, 40 + 260 * rows) pixels. Returns the PNG path.
+    """
+    names = list(monitor_series)
+    rows, cols = max(1, math.ceil(len(names) / 2)), 2 if len(names) > 1 else 1
+    fig = _figure(size or (1000, 40 + 260 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        if k >= len(names):
+            ax.axis("off")
+            continue
+        steps, values = monitor_series[names[k]]
+        ax.plot(np.asarray(steps), np.asarray(values), linewidth=1.0)
+        ax.set_title(names[k])
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _render(fig):
+    """The figure's pixels as uint8 RGB (height, width, 3)."""
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())[:, :, :3].copy()
+
+
+def checkpoint_gif(frames_of_seqs, path, fps=2, max_items=16, title="samples", size=(600, 600)):
+    """Animated GIF of sample grids across training, one frame per checkpoint.
+
+    Args:
+        frames_of_seqs: list of (step, seqs); each frame is drawn like ``sample_grid``
+            with the same y-limits for all frames, titled with its step.
+        fps: frames per second; the GIF loops forever.
+
+    Returns the GIF path (``size`` pixels).
+    """
+    if not frames_of_seqs:
+        raise ValueError(f"checkpoint_gif: no frames for {path}; expected at least one (step, seqs)")
+    frames_of_seqs = [(step, _as_list(seqs)[:max_items]) for step, seqs in frames_of_seqs]
+    ylim = _value_limits([seqs for _, seqs in frames_of_seqs])
+    fig = _figure(size)  # one figure, redrawn per frame: building 16 axes costs ~1 s
+    axes = _grid_axes(fig, max(len(seqs) for _, seqs in frames_of_seqs))
+    images = []
+    for step, seqs in frames_of_seqs:
+        _fill_grid(fig, axes, seqs, f"{title}, step {step}", ylim)
+        images.append(_render(fig))
+    path = os.fspath(path)
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        iio.imwrite(tmp, np.stack(images), extension=".gif", duration=int(round(1000 / fps)), loop=0)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
