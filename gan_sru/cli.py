@@ -48,8 +48,10 @@ def cmd_train(args):
         from .profile import run_profile
         return run_profile(cfg, args)
     from .gan import Trainer
-    Trainer(cfg, resume=args.resume, progress=not args.no_progress).train()
-    return 0
+    trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
+    trainer.train()
+    # stopped by SIGINT/SIGTERM: a checkpoint was saved, but the run is not finished (130 / 143)
+    return 128 + trainer.stop_signal if trainer.stop_signal else 0
 
 
 def build_parser():

@@ -21,8 +21,10 @@ import numpy as np
 
 import models
 
-from . import TrainingDiverged
+from . import ConfigError, RunFolderError, TrainingDiverged
+from .config import dump_config, load_config
 from .data import BucketSpec, load_dataset, sample_batch
+from .run_folder import Checkpoint, RunFolder
 
 STRATEGIES = ("detached", "linked", "recompute")
 LOSSES = ("non_saturating", "hinge", "least_squares", "wasserstein")
@@ -233,8 +235,6 @@ class Trainer:
     """
 
     def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout):
-        from .run_folder import RunFolder
-
         self.cfg, self.progress, self.out = cfg, progress, out
         self.run = RunFolder(os.path.join(cfg["run_dir"], cfg["name"]))
         self.resume = resume
@@ -246,40 +246,53 @@ class Trainer:
 
     def prepare(self):
         """Load the data, lock and fill the run folder, build the steps, restore a checkpoint."""
-        from .config import dump_config, load_config
-        from .run_folder import Checkpoint
-
         cfg, run = self.cfg, self.run
         existing = run.list_checkpoints()
         if existing and not self.resume:
-            from . import RunFolderError
             raise RunFolderError(
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
+        dataset = load_dataset(cfg["data"], cfg["seed"])  # before the folder exists: bad data leaves nothing
         run.create().lock()
-        if self.resume and os.path.exists(run.config_path):
-            saved = load_config(run.config_path)
-            if saved["model"] != cfg["model"] or saved["data"] != cfg["data"] or saved["seed"] != cfg["seed"]:
-                self._log(f"note: resuming with the config saved in {run.config_path} "
-                          "(model, data and seed must not change within a run)")
-                steps = cfg["train"]["steps"]
-                cfg = self.cfg = saved
-                cfg["train"]["steps"] = max(steps, cfg["train"]["steps"])
-        dataset = load_dataset(cfg["data"], cfg["seed"])
+        changed = self._changed_keys() if self.resume else []
         self.train_set, self.holdout = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
         self.scaler = dataset.scaler
         self.spec = BucketSpec.from_lengths(dataset.lengths, cfg["data"]["num_buckets"])
         self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy)
-        dump_config(cfg, run.config_path)
         self.start_step = 0
-        if self.resume:
-            latest = run.latest_checkpoint()
-            if latest is not None:
-                step, ckpt = latest
-                ckpt.restore(all_params(), self.solvers(), source=f"checkpoint {run.checkpoint_path(step)}")
-                self.start_step = step
-                self._log(f"resumed {run.path} from step {step}")
-        self._Checkpoint = Checkpoint
+        latest = run.latest_checkpoint() if self.resume else None
+        if latest is not None:
+            step, ckpt = latest
+            # refuses other sizes first, naming the parameter; then any other change of model, data or seed
+            ckpt.restore(all_params(), self.solvers(), source=f"checkpoint {run.checkpoint_path(step)}")
+            self.start_step = step
+        if latest is not None and changed:
+            raise ConfigError(
+                f"cannot resume {run.path} with a different config: {', '.join(changed)} differ from the run's "
+                f"{run.config_path} (only train.* may change between sessions). Resume with "
+                f"`python train.py --config {run.config_path} --resume`, or train into another run name "
+                "(--set name=...)")
+        if latest is not None:
+            self._log(f"resumed {run.path} from step {self.start_step}")
+        dump_config(cfg, run.config_path)  # after the restore: a refused resume leaves the run's config as it was
+
+    def _changed_keys(self):
+        """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
+        if not os.path.exists(self.run.config_path):
+            return []
+        saved = load_config(self.run.config_path)
+
+        def flat(d, prefix=""):
+            for k, v in d.items():
+                if isinstance(v, dict):
+                    yield from flat(v, f"{prefix}{k}.")
+                else:
+                    yield f"{prefix}{k}", v
+
+        now, before = dict(flat(self.cfg)), dict(flat(saved))
+        ignore = ("train.", "name", "run_dir")
+        return sorted(k for k in set(now) | set(before)
+                      if not k.startswith(ignore) and now.get(k) != before.get(k))
 
     def solvers(self):
         return {"G": self.steps.solver_g, "D": self.steps.solver_d}
@@ -290,15 +303,54 @@ class Trainer:
                 "config": self.cfg, "format": 1}
 
     def save(self, step):
-        ckpt = self._Checkpoint.capture(all_params(), self.solvers(), self.meta(step))
+        ckpt = Checkpoint.capture(all_params(), self.solvers(), self.meta(step))
+        bad = ckpt.first_non_finite()
+        if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
+            raise self.diverged(step - 1, f"{bad} is not finite after the update")
         ckpt.save(self.run.checkpoint_path(step))
         self.run.prune(self.cfg["train"]["keep_checkpoints"])
+
+    def diverged(self, step, what):
+        last = self.run.list_checkpoints()
+        where = (f"the last good checkpoint is {last[-1][1]} (step {last[-1][0]})" if last
+                 else "no checkpoint was written yet")
+        return TrainingDiverged(f"training diverged at step {step}: {what}; {where}. Try lower learning rates "
+                                "(train.g_lr, train.d_lr) or train.grad_clip.")
+
+    def _resumed(self, cls, name, monitor, interval, kind):
+        """An nnabla monitor that keeps the run's earlier lines up to the resumed step (nnabla's monitors
+        empty their file when created; lines after the last checkpoint are dropped, they are redone)."""
+        path = os.path.join(self.run.monitors, f"{name}.{kind}.txt")
+        kept = []
+        if self.start_step > 0 and os.path.exists(path):
+            with open(path) as f:
+                kept = [line for line in f if line.split() and line.split()[0].isdigit()
+                        and int(line.split()[0]) <= self.start_step]
+        m = cls(name, monitor, interval=interval, verbose=False)
+        if kept:
+            with open(path, "a") as f:
+                f.writelines(kept)
+        m.flush_at = self.start_step
+        return m
 
     def _on_signal(self, signum, frame):
         self.stop_signal = signum
 
     def train(self):
-        """Run to cfg.train.steps. Returns the run folder path."""
+        """Run to cfg.train.steps. Returns the run folder path.
+
+        A write that fails (full disk, unwritable folder) is a RunFolderError; the checkpoints written so
+        far stay complete and --resume continues from the newest.
+        """
+        try:
+            return self._train()
+        except OSError as e:
+            raise RunFolderError(
+                f"cannot write into run folder {self.run.path}: {e.strerror or e}"
+                f"{f' ({e.filename})' if e.filename else ''}; its checkpoints are complete and --resume "
+                "continues from the newest") from e
+
+    def _train(self):
         from nnabla.monitor import Monitor, MonitorSeries, MonitorTimeElapsed
         from tqdm import tqdm
 
@@ -306,9 +358,14 @@ class Trainer:
         cfg, t = self.cfg, self.cfg["train"]
         total = t["steps"]
         monitor = Monitor(self.run.monitors)
-        series = {k: MonitorSeries(k, monitor, interval=t["log_every"], verbose=False)
+        series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
                   for k in ("d_loss", "g_loss")}
-        timer = MonitorTimeElapsed("time", monitor, interval=t["log_every"], verbose=False)
+        timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
+        if self.start_step >= total:
+            self._log(f"{self.run.path} is complete at step {self.start_step} (train.steps = {total}); "
+                      f"to train on, raise it: --set train.steps=...")
+            self.run.unlock()
+            return self.run.path
         old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         step = self.start_step
         bar = tqdm(total=total, initial=step, disable=not self.progress, desc=cfg["name"], unit="step",
@@ -319,24 +376,18 @@ class Trainer:
             while step < total and self.stop_signal is None:
                 d_loss, g_loss = self.steps.step(step)
                 if not (math.isfinite(d_loss) and math.isfinite(g_loss)):
-                    last = self.run.list_checkpoints()
-                    where = (f"the last good checkpoint is {last[-1][1]} (step {last[-1][0]})" if last
-                             else "no checkpoint was written yet")
-                    raise TrainingDiverged(
-                        f"training diverged at step {step}: discriminator loss {d_loss}, generator loss "
-                        f"{g_loss}; {where}. Try lower learning rates (train.g_lr, train.d_lr) or "
-                        "train.grad_clip.")
+                    raise self.diverged(step, f"discriminator loss {d_loss}, generator loss {g_loss}")
                 step += 1
                 series["d_loss"].add(step, d_loss)
                 series["g_loss"].add(step, g_loss)
                 timer.add(step)
                 bar.update(1)
                 bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", refresh=False)
-                if step % t["sample_every"] == 0 or step == total:
-                    self.write_samples(step)
                 if step % t["checkpoint_every"] == 0 or step == total:
                     self.save(step)
                     last_saved = step
+                if step % t["sample_every"] == 0 or step == total:
+                    self.write_samples(step)
             if self.stop_signal is not None and step != last_saved:
                 self.save(step)
         finally:

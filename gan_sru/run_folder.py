@@ -1,7 +1,7 @@
 """A run folder and its checkpoints: atomic writes, a lock that dies with its process, safe loading.
 
     runs/<name>/
-        config.yaml          the resolved config (written once, atomically)
+        config.yaml          the resolved config (written atomically at every start, after a resume's restore)
         run.lock             flock'ed by the training process while it runs
         checkpoints/step_00000250.npz   G and D parameters, both solvers' states, step, scaler, buckets
         monitors/            nnabla monitor series (losses, time)
@@ -113,8 +113,12 @@ class RunFolder:
                     f"{' (pid ' + holder + ')' if holder else ''}; wait for it to finish or stop it, "
                     "or train into another run name (--set name=...)") from e
             raise
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+        except OSError as e:  # e.g. a full disk
+            os.close(fd)  # and with it the lock
+            raise RunFolderError(f"cannot write {path}: {e.strerror}") from e
         self._lock_fd = fd
         self.remove_stray_temporaries()
         return self
@@ -198,6 +202,18 @@ class Checkpoint:
             raise CheckpointError(
                 f"could not write checkpoint {path}: {e.strerror or e}; "
                 "the previous checkpoints in that folder are untouched") from e
+
+    def first_non_finite(self):
+        """Where the first NaN or inf is, e.g. "parameter G/x" or "G solver state var of G/x"; None if nowhere."""
+        for name, v in self.params.items():
+            if not np.isfinite(v).all():
+                return f"parameter {name}"
+        for sname, states in self.solvers.items():
+            for pname, st in states.items():
+                for k, v in st.items():
+                    if k != "t" and not np.isfinite(v).all():
+                        return f"{sname} solver state {k} of {pname}"
+        return None
 
     @classmethod
     def load(cls, path):

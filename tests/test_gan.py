@@ -188,3 +188,21 @@ def test_losses_on_known_logits(kind, real, fake, d_expected, g_expected):
     F.sink(d, g).forward()
     assert d.d == pytest.approx(d_expected, rel=1e-5)
     assert g.d == pytest.approx(g_expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("strategy,g_forward,g_backward", [("detached", 1, 1), ("recompute", 2, 1), ("linked", 2, 2)])
+def test_generator_passes_per_step_counted_with_function_hooks(tmp_path, strategy, g_forward, g_backward):
+    """The detached step runs G forward once and backward once per step (nnabla function hooks)."""
+    from gan_sru.profile import CallCounter
+
+    cfg = tiny_cfg(tmp_path)
+    steps = make_steps(cfg, strategy)
+    counter = CallCounter(steps.g_params, steps.d_params)
+    per_pass = counter.functions_per_pass(steps.graph_for(8))["G"]
+    assert per_pass > 0
+    steps.forward_hook, steps.backward_hook = counter.hook("forward"), counter.hook("backward")
+    for i in range(3):
+        counter.calls.clear()
+        steps.step(i)
+        assert counter.calls["G_forward"] == g_forward * per_pass
+        assert counter.calls["G_backward"] == g_backward * per_pass
