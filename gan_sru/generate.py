@@ -7,7 +7,7 @@ import numpy as np
 import models
 
 from . import CheckpointError
-from .config import load_config
+from .config import load_config, resolve_config
 from .data import BucketSpec, MinMaxScaler
 from .run_folder import RunFolder
 
@@ -60,7 +60,10 @@ class TrainedRun:
 
         ckpt = Checkpoint.load(found[step])
         self.folder, self.step, self.checkpoint = folder, step, ckpt
-        self.cfg = ckpt.meta.get("config") or load_config(folder.config_path)
+        # through the schema: fills keys added since the run was made (with defaults that keep old behaviour)
+        saved = ckpt.meta.get("config")
+        self.cfg = (resolve_config(saved, where=f"{found[step]} (saved config)") if saved
+                    else load_config(folder.config_path))
         self.scaler = MinMaxScaler.from_dict(ckpt.meta["scaler"])
         self.spec = BucketSpec.from_dict(ckpt.meta["buckets"])
         self.num_features = int(ckpt.meta["num_features"])

@@ -1,0 +1,275 @@
+"""`gan-sru evaluate`: how close a trained run's samples are to real data, with a real-vs-real floor.
+
+    gan-sru evaluate --run runs/sines [--checkpoint STEP] [--num 1000] [--repeats 5] [--seed 0]
+
+Everything is computed in the [0, 1] training scale (the run's min-max scaling of its training data):
+generated sequences are the generator's sigmoid output as it is, real ones the scaled training data, so
+the scores of runs on data of different units compare, and the predictive score's sigmoid regressor fits.
+
+Sets compared (all re-created from the run's config; `--seed` picks the subsets and the metrics' seeds):
+  real       min(num, size) sequences of the run's training split
+  generated  num sequences, lengths drawn from the training split's lengths (as `gan-sru generate`)
+  held-out   min(num, size) sequences of the run's held-out split (Dataset.split with the config's
+             data.holdout_fraction and seed): scored against `real` exactly as `generated` is, this is the
+             floor, what a perfect generator would score with that many sequences.
+Scores (gan_sru.metrics):
+  discriminative  TimeGAN's post-hoc GRU classifier, |accuracy - 0.5|, mean and std over --repeats (0 best)
+  predictive      TSTR: a GRU trained on the other set (generated / held-out) predicts the last feature one
+                  step ahead on `real`; MAE (lower is better; needs 2+ features)
+  mmd2            unbiased MMD^2, RBF kernel, median-heuristic bandwidth, flattened sequences
+Writes into RUN/evaluation/ (each evaluation replaces the previous; metrics.json names its checkpoint):
+  metrics.json, report.md, pca.png (real vs generated on the real set's first two principal components),
+  autocorrelation.png (mean ACF per feature, real solid, generated dashed), real_vs_generated.png and
+  scores.png (generated next to the floor).
+"""
+import json
+import os
+import time
+
+import numpy as np
+
+from . import ConfigError
+from .generate_cmd import check_run_path, draw_lengths, generate_cut, training_split
+
+TARGETS = {"discriminative": 0.05, "predictive": 0.10}
+SCORES = ("discriminative", "predictive", "mmd2")
+PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
+            "real_vs_generated": "real_vs_generated.png", "scores": "scores.png"}
+MAX_LAG = 50
+_SUBSET_STREAM = 0xE7A1
+
+
+def _subset(sequences, num, rng):
+    """min(num, len) sequences picked without replacement, in their original order."""
+    if len(sequences) <= num:
+        return list(sequences)
+    return [sequences[i] for i in np.sort(rng.choice(len(sequences), num, replace=False))]
+
+
+def _iterations(iterations):
+    """None, an int for both learned scores, or {"discriminative": n, "predictive": m} -> dict of kwargs."""
+    from . import metrics
+
+    out = {"discriminative": metrics.DISCRIMINATIVE_ITERATIONS, "predictive": metrics.PREDICTIVE_ITERATIONS}
+    if isinstance(iterations, dict):
+        unknown = set(iterations) - set(out)
+        if unknown:
+            raise ConfigError(f"iterations: unknown keys {sorted(unknown)}; expected {sorted(out)}")
+        out.update(iterations)
+    elif iterations is not None:
+        out = dict.fromkeys(out, iterations)
+    for k, v in out.items():
+        if int(v) < 1:
+            raise ConfigError(f"iterations[{k!r}] = {v}: expected at least 1")
+    return {k: int(v) for k, v in out.items()}
+
+
+def score_sets(real, other, repeats, seed, iterations, progress=True):
+    """The three scores of `other` (generated or held-out) against `real`, both in the [0, 1] scale.
+
+    Returns {"discriminative": {mean, std, scores}, "predictive": {mae} or None (one feature),
+    "mmd2": float}.
+    """
+    from . import metrics
+
+    out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats,
+                                                          iterations=iterations["discriminative"], seed=seed,
+                                                          progress=progress)}
+    if real[0].shape[1] >= 2:
+        out["predictive"] = metrics.predictive_score(other, real, iterations=iterations["predictive"], seed=seed,
+                                                     progress=progress)
+    else:
+        out["predictive"] = None
+    out["mmd2"] = metrics.mmd2(real, other)
+    return out
+
+
+def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True, out=None, iterations=None,
+                 floor=None):
+    """Score one checkpoint of a run and write metrics.json, report.md and pictures into `out`.
+
+    Args:
+        run_path: run folder (runs/<name>).
+        step: checkpoint step; None for the newest.
+        num: generated sequences, and at most that many real and held-out ones; at least 2.
+        repeats: repeats of the discriminative score; at least 1.
+        seed: seed of the generated noise, the lengths, the real subsets and the metrics.
+        progress: tqdm bars of the metrics.
+        out: output folder; default RUN/evaluation.
+        iterations: training steps of the learned scores: None (the metrics' defaults), an int for both,
+            or {"discriminative": n, "predictive": m}.
+        floor: the held-out scores of an earlier call on the same run with the same num, repeats, seed
+            and iterations (its result's "holdout"), reused instead of recomputed; they do not depend
+            on the checkpoint.
+
+    Returns:
+        the dict written to metrics.json (run, checkpoint_step, num_generated, num_real, num_holdout,
+        repeats, seed, iterations, scale, generated and holdout scores as `score_sets`, targets, pictures,
+        seconds), plus "out": the folder written.
+    """
+    from . import metrics, plots
+    from .generate import TrainedRun
+
+    if num < 2:
+        raise ConfigError(f"--num {num}: expected at least 2 sequences (the classifier needs a train/test split)")
+    if repeats < 1:
+        raise ConfigError(f"--repeats {repeats}: expected at least 1")
+    iters = _iterations(iterations)
+    check_run_path(run_path)
+    t0 = time.perf_counter()
+    run = TrainedRun(run_path, step)
+    out = out or os.path.join(run.folder.path, "evaluation")
+    train, holdout = training_split(run.cfg)
+    rng = np.random.default_rng([seed, _SUBSET_STREAM])
+    real = _subset(train.sequences, num, rng)
+    held = _subset(holdout.sequences, num, rng)
+    fake = generate_cut(run, draw_lengths(train.lengths, num, seed), seed)
+
+    generated = score_sets(real, fake, repeats, seed, iters, progress)
+    if floor is None and len(held) >= 2:
+        floor = score_sets(real, held, repeats, seed, iters, progress)
+    if run.cfg["data"]["source"] in ("sines", "sines_varlen"):
+        _add_timegan_scale(generated, floor, run.scaler)
+    result = {
+        "run": run.folder.path, "checkpoint_step": run.step, "num_generated": len(fake), "num_real": len(real),
+        "num_holdout": len(held), "repeats": repeats, "seed": seed, "iterations": iters,
+        "scale": "[0, 1] training scale (the run's min-max scaling of its training data)",
+        "generated": generated, "holdout": floor, "targets": TARGETS,
+        "pictures": dict(PICTURES), "seconds": None,
+    }
+    if floor is None:
+        result["holdout_note"] = (f"the held-out split has {len(held)} sequence(s) (data.holdout_fraction "
+                                  f"{run.cfg['data']['holdout_fraction']}); at least 2 are needed for a floor")
+
+    os.makedirs(out, exist_ok=True)
+    real_p, fake_p = metrics.pca_projection(real, fake, n=2)
+    plots.pca_scatter(real_p, fake_p, os.path.join(out, PICTURES["pca"]),
+                      title=f"PCA fitted on real, step {run.step}")
+    lag = min(MAX_LAG, max(map(len, real)) - 1, max(map(len, fake)) - 1)  # each set's ACF needs lag < its longest
+    plots.autocorrelation_plot(metrics.autocorrelation(real, lag), metrics.autocorrelation(fake, lag),
+                               os.path.join(out, PICTURES["autocorrelation"]),
+                               title=f"autocorrelation (real solid, generated dashed), step {run.step}")
+    plots.real_vs_fake(real, fake, os.path.join(out, PICTURES["real_vs_generated"]),
+                       title=f"real vs generated, [0, 1] scale, step {run.step}")
+    bars = {}
+    for name, short in (("discriminative", "disc"), ("predictive", "pred"), ("mmd2", "MMD²")):
+        for which, scores in (("gen", generated), ("floor", floor)):
+            if scores is not None and scores[name] is not None:
+                bars[f"{short} {which}"] = scores[name]
+    plots.scores_bar(bars, os.path.join(out, PICTURES["scores"]), size=(900, 400),
+                     title=f"generated (gen) and held-out real (floor) vs real, step {run.step}; lower is better")
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    _write_json(result, os.path.join(out, "metrics.json"))
+    _write_text(report_markdown(result), os.path.join(out, "report.md"))
+    result["out"] = out
+    return result
+
+
+def _write_json(obj, path):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _write_text(text, path):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _add_timegan_scale(generated, floor, scaler):
+    """TimeGAN reports sines as (sin + 1) / 2, spanning half our [0, 1] min-max range, so its MAEs are ours
+    times (max - min) / 2 of the predicted (last) feature in data units. Added as predictive.mae_timegan_scale
+    so the figure compares with the paper's (0.093 for its generator, about 0.094 for real data)."""
+    factor = float(np.asarray(scaler.max)[-1] - np.asarray(scaler.min)[-1]) / 2.0
+    for scores in (generated, floor):
+        if scores and scores.get("predictive"):
+            scores["predictive"]["mae_timegan_scale"] = scores["predictive"]["mae"] * factor
+
+
+def format_score(name, value):
+    """One score as text: 'mean ± std' for the discriminative score, the number otherwise, '-' for none."""
+    if value is None:
+        return "-"
+    if name == "discriminative":
+        return f"{value['mean']:.4f} ± {value['std']:.4f}"
+    if name == "predictive":
+        if "mae_timegan_scale" in value:
+            return f"{value['mae']:.4f} (TimeGAN scale {value['mae_timegan_scale']:.4f})"
+        return f"{value['mae']:.4f}"
+    return f"{value:.5f}"
+
+
+def score_table(result):
+    """Markdown table: score, generated vs real, held-out vs real (floor), target."""
+    gen, floor = result["generated"], result["holdout"] or {}
+    rows = ["| score | generated vs real | held-out real vs real (floor) | target |",
+            "|---|---|---|---|"]
+    labels = {"discriminative": "discriminative", "predictive": "predictive (TSTR MAE)",
+              "mmd2": "MMD² (RBF)"}
+    for name in SCORES:
+        target = f"≤ {result['targets'][name]:.2f}" if name in result["targets"] else "-"
+        rows.append(f"| {labels[name]} | {format_score(name, gen[name])} | "
+                    f"{format_score(name, floor.get(name))} | {target} |")
+    return "\n".join(rows)
+
+
+def report_markdown(result):
+    r = result
+    it = r["iterations"]
+    lines = [
+        f"# Evaluation of `{os.path.basename(r['run'])}` at checkpoint step {r['checkpoint_step']}",
+        "",
+        f"- run folder: `{r['run']}`",
+        f"- checkpoint step: {r['checkpoint_step']}",
+        f"- N: {r['num_generated']} generated, {r['num_real']} real (training split), "
+        f"{r['num_holdout']} held-out real",
+        f"- repeats of the discriminative score: {r['repeats']}; seed {r['seed']}; classifier "
+        f"{it['discriminative']} iterations, predictor {it['predictive']} iterations",
+        f"- scale: all scores in the {r['scale']}",
+        "",
+        score_table(r),
+        "",
+        "The predictive target compares with TimeGAN's figures, which use TimeGAN's scale for sines "
+        "((sin + 1) / 2, half our range): the value in brackets.",
+        "",
+        "Lower is better everywhere. The floor scores held-out real data against the same training data the "
+        "same way: the best a generator can be expected to reach with these set sizes.",
+    ]
+    if r.get("holdout_note"):
+        lines += ["", f"No floor: {r['holdout_note']}."]
+    if r["generated"]["predictive"] is None:
+        lines += ["", "No predictive score: the data has one feature (the score predicts the last feature "
+                      "from the others)."]
+    lines += [
+        "",
+        "## Pictures",
+        "",
+        f"PCA of real and generated sequences (components fitted on real):\n\n![PCA]({PICTURES['pca']})",
+        "",
+        f"Autocorrelation per feature, real solid, generated dashed:\n\n"
+        f"![autocorrelation]({PICTURES['autocorrelation']})",
+        "",
+        f"Real and generated sequences, [0, 1] scale:\n\n![real vs generated]({PICTURES['real_vs_generated']})",
+        "",
+        f"Scores of the generated data next to the floor:\n\n![scores]({PICTURES['scores']})",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(args):
+    from .cli import set_context
+
+    set_context(args)  # evaluate_run checks --num and --repeats before it loads anything
+    result = evaluate_run(args.run, step=args.checkpoint, num=args.num, repeats=args.repeats, seed=args.seed,
+                          progress=not args.no_progress)
+    print(f"{os.path.basename(result['run'])}, checkpoint step {result['checkpoint_step']}, "
+          f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale:")
+    print(score_table(result))
+    print(f"written: {os.path.join(result['out'], 'metrics.json')}\n"
+          f"         {os.path.join(result['out'], 'report.md')} (with {len(PICTURES)} pictures)")
+    return 0

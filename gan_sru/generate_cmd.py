@@ -1,0 +1,165 @@
+"""`gan-sru generate`: samples of a trained run in the data's own units, as files and pictures.
+
+    gan-sru generate --run runs/sines [--checkpoint STEP] [--num 1000] [--length L] [--seed 0] [--out DIR]
+
+Writes into DIR (default RUN/generated), every file a pure function of (run, checkpoint, num, length, seed):
+    samples.npy            (N, L, C) float32 when all lengths are equal, else a 1-D object array of (L_i, C)
+                           float32 arrays (pickled: np.load(..., allow_pickle=True))
+    samples.npz            'data' (N, L_max, C) zero-padded and 'lengths' (N,): the same without pickle
+    samples.csv            long format: id, time (0..L_i-1), one column per feature (the training CSV's
+                           feature names when the run was trained on a CSV file, else f0, f1, ...)
+    generate.json          what produced the files: run, checkpoint step, num, seed, lengths
+    samples.png            grid of the first 16 generated sequences
+    real_vs_generated.png  training sequences (blue) and generated ones (orange), one panel per feature
+    training.gif           16 sequences with fixed noise (--seed) from every checkpoint kept in the run folder
+All three data files are read back by gan_sru.data.read_sequences (and so can train another run).
+
+Lengths: --length L gives every sequence L steps. Otherwise a run trained on sequences of one length
+generates that length, and a run trained on varying lengths draws each length from the training split's
+lengths (seeded by --seed); the generator runs once at the longest length with a per-sequence mask and
+each sequence is cut to its length.
+"""
+import csv
+import json
+import os
+
+import numpy as np
+
+from . import ConfigError, DataError
+from .data import load_dataset, save_sequences
+
+_LENGTH_STREAM = 0x1E46  # separates the length draw from the generator's noise stream
+GIF_ITEMS = 16
+SAMPLE_FILES = ("samples.npy", "samples.npz", "samples.csv")
+
+
+# ---------------------------------------------------------------- shared with `gan-sru evaluate`
+
+def check_run_path(run_path):
+    """Refuse a run path that is not a folder, with the message the CLI prints."""
+    from . import CheckpointError
+
+    if not os.path.isdir(run_path):
+        raise CheckpointError(f"--run {run_path}: no such run folder (expected e.g. runs/<name>, made by "
+                              "`gan-sru train`)")
+
+
+def training_split(cfg):
+    """The run's training and held-out real data, re-created from its config: (train, holdout) Datasets
+    in the [0, 1] scale. A data file that has gone missing is a DataError saying what needs it."""
+    try:
+        dataset = load_dataset(cfg["data"], cfg["seed"])
+    except DataError as e:
+        raise DataError(f"cannot re-create the run's training data from its config: {e}") from e
+    return dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
+
+
+def draw_lengths(train_lengths, num, seed, length=None):
+    """(num,) int64 sequence lengths: all `length`; else all the single training length; else drawn with
+    replacement from the training lengths (numpy Generator seeded by (seed, stream))."""
+    train_lengths = np.asarray(train_lengths, dtype=np.int64)
+    if length is not None:
+        return np.full(num, int(length), dtype=np.int64)
+    if len(np.unique(train_lengths)) == 1:
+        return np.full(num, int(train_lengths[0]), dtype=np.int64)
+    rng = np.random.default_rng([seed, _LENGTH_STREAM])
+    return rng.choice(train_lengths, size=num, replace=True).astype(np.int64)
+
+
+def generate_cut(run, lengths, seed):
+    """Sequences of `run` (a TrainedRun) with the given (N,) lengths, in the [0, 1] scale: a list of
+    float32 (L_i, C). The generator runs once at the longest length with a per-sequence mask."""
+    lengths = np.asarray(lengths)
+    x, _ = run.sample(len(lengths), seed, length=int(lengths.max()), lengths=lengths)
+    return [x[i, :n] for i, n in enumerate(lengths)]
+
+
+def feature_names(cfg, num_features):
+    """Feature column names for samples.csv: the training CSV's, else None (f0, f1, ...)."""
+    data = cfg["data"]
+    names = data.get("csv_feature_columns")
+    path = data.get("path")
+    if not names and data["source"] == "file" and str(path).lower().endswith(".csv") and os.path.isfile(path):
+        try:
+            with open(path, encoding="utf-8-sig", newline="") as f:
+                header = next((row for row in csv.reader(f) if row), [])
+        except (OSError, UnicodeDecodeError, csv.Error):
+            header = []
+        names = [h.strip() for h in header if h.strip() not in (data["csv_id_column"], data["csv_time_column"])]
+    return list(names) if names and len(names) == num_features else None
+
+
+# ---------------------------------------------------------------- the command
+
+def check_args(args):
+    if args.num < 1:
+        raise ConfigError(f"--num {args.num}: expected at least 1 sequence")
+    if args.length is not None and args.length < 2:
+        raise ConfigError(f"--length {args.length}: expected at least 2 steps")
+
+
+def main(args):
+    from .cli import set_context
+
+    check_args(args)
+    set_context(args)
+    paths = generate(args.run, step=args.checkpoint, num=args.num, length=args.length, seed=args.seed,
+                     out=args.out, progress=not args.no_progress)
+    print(f"generated {args.num} sequences from {args.run}, checkpoint step {paths['step']}:")
+    for key in ("samples.npy", "samples.npz", "samples.csv", "generate.json", "samples.png",
+                "real_vs_generated.png", "training.gif"):
+        print(f"  {paths[key]}")
+    return 0
+
+
+def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progress=True):
+    """Write the files listed in the module docstring; returns {file name: path, "step": checkpoint step}."""
+    from tqdm import tqdm
+
+    from . import plots
+    from .generate import TrainedRun
+
+    check_run_path(run_path)
+    run = TrainedRun(run_path, step)
+    cfg = run.cfg
+    out = out or os.path.join(run.folder.path, "generated")
+    train, _ = training_split(cfg)
+    if length is not None and length > run.max_len:
+        print(f"note: --length {length} is longer than the run's training sequences ({run.max_len} steps); "
+              "the generator's time feature runs past the range it was trained on")
+
+    lengths = draw_lengths(train.lengths, num, seed, length)
+    samples = [run.scaler.inverse(s) for s in generate_cut(run, lengths, seed)]
+    os.makedirs(out, exist_ok=True)
+    paths = {"step": run.step}
+    names = feature_names(cfg, run.num_features)
+    for name in SAMPLE_FILES:
+        paths[name] = os.path.join(out, name)
+        save_sequences(samples, paths[name], feature_names=names if name.endswith(".csv") else None)
+    varying = len(np.unique(train.lengths)) > 1
+    info = {"run": run.folder.path, "checkpoint_step": run.step, "num": num, "seed": seed,
+            "length": length, "num_features": run.num_features,
+            "lengths": ("--length" if length is not None else
+                        "drawn from the training split's lengths" if varying else "the training length"),
+            "distinct_lengths": sorted(int(n) for n in np.unique(lengths)),
+            "scale": "data units (the run's min-max scaler inverted)", "feature_names": names}
+    paths["generate.json"] = os.path.join(out, "generate.json")
+    with open(paths["generate.json"], "w") as f:
+        json.dump(info, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+    name = cfg["name"]
+    paths["samples.png"] = plots.sample_grid(samples, os.path.join(out, "samples.png"),
+                                             title=f"{name}: generated, step {run.step}")
+    real = [run.scaler.inverse(s) for s in train.sequences[:50]]
+    paths["real_vs_generated.png"] = plots.real_vs_fake(real, samples, os.path.join(out, "real_vs_generated.png"),
+                                                        title=f"{name}: real vs generated, step {run.step}")
+
+    # the same noise and lengths for every checkpoint, so that the frames are comparable
+    frames, gif_lengths = [], lengths[:GIF_ITEMS]
+    for ckpt_step in tqdm(run.checkpoints, desc="checkpoints", unit="ckpt", disable=not progress):
+        frame_run = TrainedRun(run_path, ckpt_step)  # replaces the generator's parameters
+        frames.append((ckpt_step, [frame_run.scaler.inverse(s) for s in generate_cut(frame_run, gif_lengths, seed)]))
+    paths["training.gif"] = plots.checkpoint_gif(frames, os.path.join(out, "training.gif"), max_items=GIF_ITEMS,
+                                                 title=f"{name}: generated")
+    return paths
