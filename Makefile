@@ -1,7 +1,8 @@
 # gan_sru tasks. Every target sets up the venv first if needed (scripts/bootstrap.sh); on a ready
 # machine that costs nothing, because the venv's stamp file is newer than setup.py and the script.
 #   make setup       find or install Python 3.9/3.10, create $(VENV), pip install -e '.[dev]'
-#   make train       train on the built-in sines (CONFIG=... to pick another config)
+#   make train       train on the built-in sines (CONFIG=... to pick another config); a second
+#                    run continues an interrupted run, or says that it is complete
 #   make test        ruff + the full pytest suite (what CI runs)
 #   make test-fast   pytest without the tests marked slow
 VENV ?= .venv
@@ -19,7 +20,7 @@ $(READY): setup.py scripts/bootstrap.sh
 	VENV=$(VENV) bash scripts/bootstrap.sh
 
 train: $(READY)
-	$(PY) train.py --config $(CONFIG)
+	$(PY) train.py --config $(CONFIG) --resume
 
 test: $(READY)
 	$(VENV)/bin/ruff check .

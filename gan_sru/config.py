@@ -53,6 +53,9 @@ SCHEMA = {
     "model.generator.static_noise_dim": Field("int", 4, ">= 0",
                                               "noise features drawn once per sequence and fed at every step"),
     "model.generator.time_feature": Field("bool", True, None, "feed t / (longest length - 1) at every step"),
+    "model.generator.highway_bias": Field("float", 0.0, None,
+                                          "initial reset-gate bias; > 0 starts the output on the smoothed "
+                                          "state instead of the skip path"),
     "model.generator.hidden_size": Field("int", 64, ">= 1", "SRU hidden size"),
     "model.generator.num_layers": Field("int", 2, ">= 1", "stacked SRU layers"),
     "model.generator.bidirectional": Field("bool", False, None, "bidirectional SRU layers"),

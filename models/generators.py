@@ -38,6 +38,7 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True):
     with nn.parameter_scope("generator"):
         h, _ = sru(inp, gcfg["hidden_size"], num_layers=gcfg["num_layers"], bidirectional=gcfg["bidirectional"],
                    weight_c=gcfg["weight_c"], layer_norm=gcfg["layer_norm"], dropout=gcfg["dropout"],
+                   highway_bias=gcfg["highway_bias"], rescale=gcfg["highway_bias"] <= 0,
                    mask=mask, train=train, name="sru")
         out = PF.affine(h, num_features, base_axis=2, name="output")
     out = F.sigmoid(out) if gcfg["output_activation"] == "sigmoid" else out

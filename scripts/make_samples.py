@@ -1,0 +1,65 @@
+"""Regenerate the pictures the README shows (`make samples`).
+
+Trains the default config into runs/<name> unless that run already finished (then it is reused),
+generates and evaluates it, profiles forward-pass reuse, and copies the pictures into samples/.
+Benchmark pictures (SRU speed, scores over time) come from `make bench` and are copied when present.
+
+    python scripts/make_samples.py [--config configs/sines.yaml] [--set KEY=VALUE ...]
+"""
+import argparse
+import os
+import shutil
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from gan_sru.cli import main as cli  # noqa: E402
+from gan_sru.config import load_config  # noqa: E402
+from gan_sru.run_folder import RunFolder  # noqa: E402
+
+
+def copy(src, name):
+    if os.path.exists(src):
+        shutil.copyfile(src, os.path.join(ROOT, "samples", name))
+        print(f"samples/{name} <- {os.path.relpath(src, ROOT)}")
+    else:
+        print(f"samples/{name}: {os.path.relpath(src, ROOT)} not found, left as it was")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default=os.path.join(ROOT, "configs", "sines.yaml"))
+    ap.add_argument("--set", dest="overrides", action="append", default=[])
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config, args.overrides)
+    run = RunFolder(os.path.join(cfg["run_dir"], cfg["name"]))
+    sets = sum((["--set", o] for o in args.overrides), [])
+    done = run.list_checkpoints() and run.list_checkpoints()[-1][0] >= cfg["train"]["steps"]
+    if not done:
+        rc = cli(["train", "--config", args.config, *sets] + (["--resume"] if run.list_checkpoints() else []))
+        if rc:
+            return rc
+    out = os.path.join(run.path, "generated")
+    for argv_ in (["generate", "--run", run.path, "--num", "500", "--seed", "0", "--out", out],
+                  ["evaluate", "--run", run.path],
+                  ["profile", "--config", args.config, *sets, "--out", os.path.join(run.path, "profile")]):
+        rc = cli(argv_)
+        if rc:
+            return rc
+    os.makedirs(os.path.join(ROOT, "samples"), exist_ok=True)
+    copy(os.path.join(out, "real_vs_generated.png"), "real_vs_generated.png")
+    copy(os.path.join(out, "samples.png"), "generated_grid.png")
+    copy(os.path.join(out, "training.gif"), "training.gif")
+    copy(os.path.join(run.path, "losses.png"), "losses.png")
+    for name in ("pca.png", "autocorrelation.png", "scores.png"):
+        copy(os.path.join(run.path, "evaluation", name), name)
+    copy(os.path.join(run.path, "profile", "profile.png"), "profile.png")
+    results = os.path.join(ROOT, "benchmarks", "results")
+    for name in ("sru_speed.png", "scores_over_time.png"):
+        copy(os.path.join(results, name), name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
