@@ -49,8 +49,8 @@ SCHEMA = {
     "data.holdout_fraction": Field("float", 0.1, "[0, 1)", "share of sequences held out as real data for evaluate"),
     # generator
     "model.generator.name": Field("str", "sru", ("sru",), "generator architecture"),
-    "model.generator.noise_dim": Field("int", 8, ">= 1", "noise features per time step"),
-    "model.generator.static_noise_dim": Field("int", 4, ">= 0",
+    "model.generator.noise_dim": Field("int", 2, ">= 1", "noise features per time step"),
+    "model.generator.static_noise_dim": Field("int", 8, ">= 0",
                                               "noise features drawn once per sequence and fed at every step"),
     "model.generator.time_feature": Field("bool", True, None, "feed t / (longest length - 1) at every step"),
     "model.generator.highway_bias": Field("float", 0.0, None,
@@ -83,6 +83,9 @@ SCHEMA = {
     "train.d_lr": Field("float", 0.001, "> 0", "discriminator Adam learning rate"),
     "train.beta1": Field("float", 0.5, "[0, 1)", "Adam beta1"),
     "train.beta2": Field("float", 0.999, "[0, 1)", "Adam beta2"),
+    "train.g_ema": Field("float", 0.995, "[0, 1)",
+                         "decay of a moving average of G's weights, used for sampling (0: off); it smooths out "
+                         "the step-to-step oscillation of GAN training"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),

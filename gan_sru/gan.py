@@ -151,6 +151,10 @@ class GanSteps:
         self.solver_g = S.Adam(t["g_lr"], t["beta1"], t["beta2"])
         self.solver_d = S.Adam(t["d_lr"], t["beta1"], t["beta2"])
         self.solver_g.set_parameters(self.g_params)
+        # moving average of G's weights (Variables, so checkpoints save and restore them like parameters)
+        self.ema_decay = t["g_ema"]
+        self.ema = {k: nn.Variable.from_numpy_array(v.d.copy()) for k, v in self.g_params.items()} \
+            if self.ema_decay > 0 else {}
         self.solver_d.set_parameters(self.d_params)
 
     def graph_for(self, length):
@@ -189,7 +193,30 @@ class GanSteps:
                 self.d_step(g)
         with self.phase("g_step"):
             self.g_step(g)
+        for k, e in self.ema.items():
+            e.d = self.ema_decay * e.d + (1.0 - self.ema_decay) * self.g_params[k].d
         return float(g.d_loss.d), float(g.g_loss.d)
+
+    def checkpoint_params(self):
+        """Everything a checkpoint holds besides solver states: G, D and the moving average of G."""
+        params = all_params()
+        params.update({f"EMA/G/{k}": v for k, v in self.ema.items()})
+        return params
+
+    @contextlib.contextmanager
+    def ema_weights(self):
+        """G's parameters temporarily replaced by their moving average (for sampling during training)."""
+        if not self.ema:
+            yield
+            return
+        saved = {k: p.d.copy() for k, p in self.g_params.items()}
+        try:
+            for k, p in self.g_params.items():
+                p.d = self.ema[k].d
+            yield
+        finally:
+            for k, p in self.g_params.items():
+                p.d = saved[k]
 
     @staticmethod
     def phase(name):
@@ -264,7 +291,8 @@ class Trainer:
         if latest is not None:
             step, ckpt = latest
             # refuses other sizes first, naming the parameter; then any other change of model, data or seed
-            ckpt.restore(all_params(), self.solvers(), source=f"checkpoint {run.checkpoint_path(step)}")
+            ckpt.restore(self.steps.checkpoint_params(), self.solvers(),
+                         source=f"checkpoint {run.checkpoint_path(step)}")
             self.start_step = step
         if latest is not None and changed:
             raise ConfigError(
@@ -303,7 +331,7 @@ class Trainer:
                 "config": self.cfg, "format": 1}
 
     def save(self, step):
-        ckpt = Checkpoint.capture(all_params(), self.solvers(), self.meta(step))
+        ckpt = Checkpoint.capture(self.steps.checkpoint_params(), self.solvers(), self.meta(step))
         bad = ckpt.first_non_finite()
         if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
             raise self.diverged(step - 1, f"{bad} is not finite after the update")
@@ -413,8 +441,9 @@ class Trainer:
         from . import plots
         from .generate import generate_sequences
 
-        fake = generate_sequences(self.cfg, self.spec.boundaries[-1], 16, seed=12345,
-                                  max_len=self.steps.max_len, num_features=self.train_set.num_features)
+        with self.steps.ema_weights():
+            fake = generate_sequences(self.cfg, self.spec.boundaries[-1], 16, seed=12345,
+                                      max_len=self.steps.max_len, num_features=self.train_set.num_features)
         real = [self.train_set.sequences[i] for i in range(min(16, len(self.train_set)))]
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
 

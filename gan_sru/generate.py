@@ -80,7 +80,8 @@ class TrainedRun:
         for name, var in params.items():
             if name not in self.checkpoint.params:
                 raise CheckpointError(f"checkpoint step {self.step} has no parameter {name}")
-            saved = self.checkpoint.params[name]
+            # the moving average of G's weights when the run kept one (train.g_ema > 0)
+            saved = self.checkpoint.params.get(f"EMA/{name}", self.checkpoint.params[name])
             if tuple(saved.shape) != tuple(var.shape):
                 raise CheckpointError(f"checkpoint step {self.step}: parameter {name} has shape "
                                       f"{tuple(saved.shape)}, the config's generator has {tuple(var.shape)}")

@@ -206,3 +206,29 @@ def test_generator_passes_per_step_counted_with_function_hooks(tmp_path, strateg
         steps.step(i)
         assert counter.calls["G_forward"] == g_forward * per_pass
         assert counter.calls["G_backward"] == g_backward * per_pass
+
+
+def test_generator_weight_average_is_updated_saved_and_used_for_sampling(tmp_path):
+    from gan_sru.generate import TrainedRun
+
+    cfg = tiny_cfg(tmp_path, "train.g_ema=0.5")
+    steps = make_steps(cfg, "detached")
+    init = {k: v.d.copy() for k, v in steps.g_params.items()}
+    steps.step(0)
+    for k, p in steps.g_params.items():
+        np.testing.assert_allclose(steps.ema[k].d, 0.5 * init[k] + 0.5 * p.d, rtol=1e-6, atol=1e-7)
+    with steps.ema_weights():
+        for k, p in steps.g_params.items():
+            np.testing.assert_array_equal(p.d, steps.ema[k].d)
+    assert not all(np.array_equal(steps.ema[k].d, p.d) for k, p in steps.g_params.items())
+
+    path = run_trainer(tiny_cfg(tmp_path, "train.g_ema=0.5", "train.steps=2", "train.checkpoint_every=2"))
+    ckpt = final_checkpoint(path)
+    g_names = [k for k in ckpt.params if k.startswith("G/")]
+    assert g_names and all(f"EMA/{k}" in ckpt.params for k in g_names)
+    run = TrainedRun(path)
+    with nn.parameter_scope("G"):
+        loaded = {f"G/{k}": v.d for k, v in nn.get_parameters(grad_only=False).items()}
+    for k in g_names:
+        np.testing.assert_array_equal(loaded[k], ckpt.params[f"EMA/{k}"])
+    assert run.step == 2
