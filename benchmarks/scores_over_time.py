@@ -125,6 +125,8 @@ def write_plot(rows, floor, path, title):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from gan_sru.files import atomic_write
+
     fig = Figure(figsize=(13, 4), dpi=100)
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, 3)
@@ -151,10 +153,7 @@ def write_plot(rows, floor, path, title):
         ax.legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fig.savefig(tmp, format="png")
-    os.replace(tmp, path)
-    return path
+    return atomic_write(path, lambda f: fig.savefig(f, format="png"))
 
 
 def main():

@@ -19,6 +19,7 @@ from collections import namedtuple
 import yaml
 
 from gan_sru import ConfigError
+from gan_sru.files import atomic_write_text
 
 # kind: int | float | bool | str | list[str], with a trailing "?" when null is allowed.
 # allowed: None, a tuple of choices, a numeric range (">= 1", "> 0", "[0, 1)"), or a regex for strings.
@@ -438,17 +439,7 @@ def dump_yaml(cfg):
 def dump_config(cfg, path):
     """Write `cfg` as YAML to `path` atomically (temp file in the same folder, fsync, os.replace)."""
     text = dump_yaml(cfg)
-    tmp = f"{path}.{os.getpid()}.tmp"  # same folder, so os.replace is atomic; open() keeps the umask's mode
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(path, text)
 
 
 def schema_markdown():

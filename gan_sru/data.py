@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gan_sru import DataError
+from gan_sru.files import atomic_write
 
 # Mixed into RNG seeds so that the data, the split and the batches draw independent streams.
 _SINES_STREAM, _SPLIT_STREAM, _BATCH_STREAM = 0x5135, 0x5917, 0xBA7C
@@ -427,31 +428,24 @@ def save_sequences(sequences, path, feature_names=None, ids=None):
         raise ValueError(f"{path}: unsupported file type {suffix!r}; expected {', '.join(SUFFIXES)}")
     sequences = [np.asarray(s) for s in sequences]
     lengths = np.array([len(s) for s in sequences], dtype=np.int64)
-    tmp = f"{path}.{os.getpid()}.tmp"  # same folder, so os.replace is atomic; open() keeps the umask's mode
-    try:
-        with open(tmp, "wb") as f:
-            if suffix == ".npy":
-                if len(set(lengths.tolist())) == 1:
-                    np.save(f, np.stack(sequences))
-                else:
-                    ragged = np.empty(len(sequences), dtype=object)
-                    ragged[:] = sequences
-                    np.save(f, ragged, allow_pickle=True)
-            elif suffix == ".npz":
-                data = np.zeros((len(sequences), lengths.max(), sequences[0].shape[1]),
-                                dtype=np.result_type(*sequences))
-                for i, s in enumerate(sequences):
-                    data[i, :len(s)] = s
-                np.savez(f, data=data, lengths=lengths)
+    def write(f):
+        if suffix == ".npy":
+            if len(set(lengths.tolist())) == 1:
+                np.save(f, np.stack(sequences))
             else:
-                f.write(_csv_text(sequences, feature_names, ids).encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+                ragged = np.empty(len(sequences), dtype=object)
+                ragged[:] = sequences
+                np.save(f, ragged, allow_pickle=True)
+        elif suffix == ".npz":
+            data = np.zeros((len(sequences), lengths.max(), sequences[0].shape[1]),
+                            dtype=np.result_type(*sequences))
+            for i, s in enumerate(sequences):
+                data[i, :len(s)] = s
+            np.savez(f, data=data, lengths=lengths)
+        else:
+            f.write(_csv_text(sequences, feature_names, ids).encode("utf-8"))
+
+    atomic_write(path, write)
 
 
 def _csv_text(sequences, feature_names, ids):

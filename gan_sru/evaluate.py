@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from . import ConfigError
+from .files import atomic_write_text
 from .generate_cmd import check_run_path, draw_lengths, generate_cut, training_split
 
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
@@ -160,24 +161,13 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
                      title=f"generated (gen) and held-out real (floor) vs real, step {run.step}; lower is better")
     result["seconds"] = round(time.perf_counter() - t0, 1)
     _write_json(result, os.path.join(out, "metrics.json"))
-    _write_text(report_markdown(result), os.path.join(out, "report.md"))
+    atomic_write_text(os.path.join(out, "report.md"), report_markdown(result))
     result["out"] = out
     return result
 
 
 def _write_json(obj, path):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
-def _write_text(text, path):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(obj, indent=2) + "\n")
 
 
 def _add_timegan_scale(generated, floor, scaler):

@@ -10,13 +10,14 @@ height)``, and the written image has exactly that size.
 Sequences are a list of float arrays ``(L_i, C)`` or one ``(N, L, C)`` array.
 """
 import math
-import os
 
 import imageio.v3 as iio
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+
+from .files import atomic_write
 
 DPI = 100
 REAL_COLOR = "tab:blue"
@@ -33,18 +34,7 @@ def _figure(size):
 
 def _save(fig, path):
     """Write ``fig`` as a PNG at ``path`` (atomically) and return the path."""
-    path = os.fspath(path)
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        fig.savefig(tmp, format="png", dpi=DPI)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=DPI), make_dirs=True)
 
 
 def _as_list(seqs):
@@ -262,15 +252,6 @@ def checkpoint_gif(frames_of_seqs, path, fps=2, max_items=16, title="samples", s
     for step, seqs in frames_of_seqs:
         _fill_grid(fig, axes, seqs, f"{title}, step {step}", ylim)
         images.append(_render(fig))
-    path = os.fspath(path)
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        iio.imwrite(tmp, np.stack(images), extension=".gif", duration=int(round(1000 / fps)), loop=0)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    frames = np.stack(images)
+    return atomic_write(path, lambda f: iio.imwrite(f, frames, extension=".gif", duration=int(round(1000 / fps)),
+                                                    loop=0), make_dirs=True)

@@ -16,48 +16,17 @@ import fcntl
 import json
 import os
 import re
-import time
 import warnings
 import zipfile
 
 import numpy as np
 
 from . import CheckpointError, RunFolderError
+from .files import WRITE_DELAY_ENV, atomic_write  # noqa: F401 (WRITE_DELAY_ENV: for the tests)
 
 CHECKPOINT_RE = re.compile(r"^step_(\d{8})\.npz$")
-# temporaries of atomic_write_bytes (.NAME.tmp-PID) and of config.dump_config (NAME.PID.tmp)
+# temporaries of files.atomic_write (NAME.PID.tmp), and of versions before it (.NAME.tmp-PID)
 TEMPORARY_RE = re.compile(r"\.tmp-\d+$|\.\d+\.tmp$")
-# fault-injection tests only: seconds to sleep between writing a temporary and renaming it
-WRITE_DELAY_ENV = "GAN_SRU_TEST_WRITE_DELAY"
-
-
-def fsync_dir(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path, write_fn):
-    """Write a file through `write_fn(fileobj)` into a temp file beside `path`, fsync, rename over `path`."""
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            write_fn(f)
-            f.flush()
-            os.fsync(f.fileno())
-        if os.environ.get(WRITE_DELAY_ENV):
-            time.sleep(float(os.environ[WRITE_DELAY_ENV]))
-        os.replace(tmp, path)
-        fsync_dir(folder)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_npz(f, arrays):
@@ -197,7 +166,7 @@ class Checkpoint:
                     arrays[f"solver/{sname}/{pname}/{k}"] = np.asarray(v)
         arrays["meta"] = np.frombuffer(json.dumps(self.meta).encode(), np.uint8)
         try:
-            atomic_write_bytes(path, lambda f: write_npz(f, arrays))
+            atomic_write(path, lambda f: write_npz(f, arrays))
         except OSError as e:
             raise CheckpointError(
                 f"could not write checkpoint {path}: {e.strerror or e}; "

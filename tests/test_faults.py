@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 import yaml
 
-from gan_sru.run_folder import TEMPORARY_RE, WRITE_DELAY_ENV, Checkpoint, RunFolder
+from gan_sru.files import WRITE_DELAY_ENV
+from gan_sru.run_folder import TEMPORARY_RE, Checkpoint, RunFolder
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(REPO, "train.py")

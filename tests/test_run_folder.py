@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from gan_sru import CheckpointError, RunFolderError
-from gan_sru.run_folder import Checkpoint, RunFolder, atomic_write_bytes
+from gan_sru.files import atomic_write
+from gan_sru.run_folder import Checkpoint, RunFolder
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -324,14 +325,14 @@ def test_lock_of_a_sigkilled_holder_is_released(tmp_path):
 
 def test_atomic_write_that_fails_midway_leaves_the_old_file(tmp_path):
     path = str(tmp_path / "f.bin")
-    atomic_write_bytes(path, lambda f: f.write(b"old"))
+    atomic_write(path, lambda f: f.write(b"old"))
 
     def half_then_fail(f):
         f.write(b"new but half")
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        atomic_write_bytes(path, half_then_fail)
+        atomic_write(path, half_then_fail)
     assert open(path, "rb").read() == b"old"
     assert os.listdir(tmp_path) == ["f.bin"]
 

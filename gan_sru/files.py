@@ -1,0 +1,51 @@
+"""Atomic file writes: the one way this project writes a file that must never be seen half-written."""
+import os
+import time
+
+# Test hook: seconds to sleep between writing the temporary file and renaming it, so that tests can
+# kill a process in the middle of a write (tests/test_faults.py).
+WRITE_DELAY_ENV = "GAN_SRU_TEST_WRITE_DELAY"
+
+
+def temporary_name(path):
+    """The temporary file beside `path` (same folder, so the rename is atomic): NAME.PID.tmp."""
+    return f"{path}.{os.getpid()}.tmp"
+
+
+def fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path, write_fn, make_dirs=False):
+    """Write `path` through `write_fn(binary_file)` into a temporary file beside it, flush and fsync it,
+    then rename it over `path` and fsync the folder. On any failure the temporary file is removed and
+    `path` is untouched (still the previous complete version, if there was one). Returns `path`."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if make_dirs:
+        os.makedirs(folder, exist_ok=True)
+    tmp = temporary_name(path)
+    try:
+        with open(tmp, "wb") as f:
+            write_fn(f)
+            f.flush()
+            os.fsync(f.fileno())
+        if os.environ.get(WRITE_DELAY_ENV):
+            time.sleep(float(os.environ[WRITE_DELAY_ENV]))
+        os.replace(tmp, path)
+        fsync_dir(folder)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def atomic_write_text(path, text, make_dirs=False):
+    return atomic_write(path, lambda f: f.write(text.encode("utf-8")), make_dirs=make_dirs)
