@@ -1,0 +1,53 @@
+"""The README stays true: its config reference, make targets, commands and pictures exist."""
+import os
+import re
+import shlex
+
+import pytest
+
+from gan_sru.cli import build_parser
+from gan_sru.config import SCHEMA, schema_markdown
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+MAKEFILE = open(os.path.join(ROOT, "Makefile"), encoding="utf-8").read()
+
+
+def test_config_reference_is_the_schema():
+    assert schema_markdown().strip() in README, "regenerate the README table from gan_sru.config.schema_markdown()"
+    for key in SCHEMA:
+        assert f"`{key}`" in README
+
+
+def test_make_targets_named_in_readme_exist():
+    named = set(re.findall(r"`make ([a-z-]+)`", README)) | set(re.findall(r"^make ([a-z-]+)", README, re.M))
+    assert {"train", "test"} <= named
+    targets = set(re.findall(r"^([a-z-]+):", MAKEFILE, re.M))
+    assert named <= targets, f"README names make targets the Makefile lacks: {named - targets}"
+
+
+def readme_commands():
+    """Every `gan-sru ...` / `python train.py ...` line of the README's code blocks, as argv for the CLI."""
+    out = []
+    for block in re.findall(r"```(?:bash)?\n(.*?)```", README, re.S):
+        for line in block.splitlines():
+            line = line.split("#")[0].strip().lstrip("$ ").strip()
+            if line.startswith("gan-sru "):
+                out.append(shlex.split(line)[1:])
+            elif line.startswith("python train.py "):
+                out.append(["train"] + shlex.split(line)[2:])
+    return out
+
+
+@pytest.mark.parametrize("argv", readme_commands(), ids=lambda a: " ".join(a)[:60])
+def test_readme_commands_parse(argv):
+    args = build_parser().parse_args(argv)
+    for attr in ("config",):
+        path = getattr(args, attr, None)
+        if path:
+            assert os.path.exists(os.path.join(ROOT, path)), path
+
+
+def test_readme_pictures_exist():
+    for path in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README):
+        assert os.path.exists(os.path.join(ROOT, path)), f"README shows {path}, which does not exist"
