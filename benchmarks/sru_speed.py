@@ -16,13 +16,15 @@ import platform
 import sys
 import time
 
-import nnabla as nn
-import nnabla.functions as F
-import nnabla.parametric_functions as PF
-import numpy as np
-from tqdm import tqdm
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import gan_sru  # noqa: E402, F401, I001  (before numpy: it picks OpenBLAS's kernels, see gan_sru/__init__.py)
+
+import nnabla as nn  # noqa: E402
+import nnabla.functions as F  # noqa: E402
+import nnabla.parametric_functions as PF  # noqa: E402
+import numpy as np  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
 from gan_sru.sru import sru, sru_recurrence  # noqa: E402
 
 SHAPES = [(32, 32, 256), (64, 32, 256), (128, 32, 512), (100, 64, 512)]

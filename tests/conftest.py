@@ -1,3 +1,4 @@
+import gan_sru  # noqa: F401, I001  (first, before numpy: it picks OpenBLAS's kernels, see gan_sru/__init__.py)
 import os
 
 import nnabla as nn
