@@ -120,6 +120,13 @@ def format_table(rows, floor):
     return "\n".join(lines)
 
 
+def _predictive(scores):
+    """The MAE that the target compares with: in TimeGAN's scale for sines (see gan_sru/evaluate.py)."""
+    if not scores:
+        return float("nan")
+    return scores.get("mae_timegan_scale", scores["mae"])
+
+
 def write_plot(rows, floor, path, title):
     """Score against training minutes, one panel per score, with the floor (dashed) and target (dotted)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -135,12 +142,13 @@ def write_plot(rows, floor, path, title):
         "discriminative": ([r["scores"]["discriminative"]["mean"] for r in rows],
                            [r["scores"]["discriminative"]["std"] for r in rows],
                            floor and floor["discriminative"]["mean"]),
-        "predictive": ([(r["scores"]["predictive"] or {"mae": float("nan")})["mae"] for r in rows], None,
-                       floor and floor["predictive"] and floor["predictive"]["mae"]),
+        "predictive": ([_predictive(r["scores"]["predictive"]) for r in rows], None,
+                       floor and floor["predictive"] and _predictive(floor["predictive"])),
         "mmd2": ([r["scores"]["mmd2"] for r in rows], None, floor and floor["mmd2"]),
     }
-    labels = {"discriminative": "discriminative score (mean ± std)", "predictive": "predictive score (TSTR MAE)",
-              "mmd2": "MMD² (RBF)"}
+    scale = " (TimeGAN scale)" if rows and "mae_timegan_scale" in (rows[0]["scores"]["predictive"] or {}) else ""
+    labels = {"discriminative": "discriminative score (mean ± std)",
+              "predictive": f"predictive score (TSTR MAE){scale}", "mmd2": "MMD² (RBF)"}
     for ax, (name, (values, errors, floor_value)) in zip(axes, series.items()):
         ax.errorbar(minutes, values, yerr=errors, marker="o", capsize=4, color="tab:orange", label="generated")
         if floor_value is not None:

@@ -151,11 +151,11 @@ class GanSteps:
         self.solver_g = S.Adam(t["g_lr"], t["beta1"], t["beta2"])
         self.solver_d = S.Adam(t["d_lr"], t["beta1"], t["beta2"])
         self.solver_g.set_parameters(self.g_params)
+        self.solver_d.set_parameters(self.d_params)
         # moving average of G's weights (Variables, so checkpoints save and restore them like parameters)
         self.ema_decay = t["g_ema"]
         self.ema = {k: nn.Variable.from_numpy_array(v.d.copy()) for k, v in self.g_params.items()} \
             if self.ema_decay > 0 else {}
-        self.solver_d.set_parameters(self.d_params)
 
     def graph_for(self, length):
         """The step graph of a bucket length, built on first use."""
@@ -385,15 +385,15 @@ class Trainer:
         self.prepare()
         cfg, t = self.cfg, self.cfg["train"]
         total = t["steps"]
-        monitor = Monitor(self.run.monitors)
-        series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
-                  for k in ("d_loss", "g_loss")}
-        timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
         if self.start_step >= total:
             self._log(f"{self.run.path} is complete at step {self.start_step} (train.steps = {total}); "
                       f"to train on, raise it: --set train.steps=...")
             self.run.unlock()
             return self.run.path
+        monitor = Monitor(self.run.monitors)
+        series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
+                  for k in ("d_loss", "g_loss")}
+        timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
         old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         step = self.start_step
         bar = tqdm(total=total, initial=step, disable=not self.progress, desc=cfg["name"], unit="step",

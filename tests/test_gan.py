@@ -9,7 +9,7 @@ import pytest
 from gan_sru.config import load_config
 from gan_sru.data import BucketSpec, load_dataset
 from gan_sru.gan import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
-from gan_sru.run_folder import Checkpoint
+from gan_sru.run_folder import Checkpoint, RunFolder
 
 TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",
         "model.generator.hidden_size=8", "model.generator.num_layers=2", "model.generator.noise_dim=3",
@@ -232,3 +232,18 @@ def test_generator_weight_average_is_updated_saved_and_used_for_sampling(tmp_pat
     for k in g_names:
         np.testing.assert_array_equal(loaded[k], ckpt.params[f"EMA/{k}"])
     assert run.step == 2
+
+
+def test_resuming_a_finished_run_says_so_and_keeps_its_files(tmp_path):
+    import io
+
+    cfg = tiny_cfg(tmp_path, "train.steps=2", "train.checkpoint_every=2")
+    path = run_trainer(cfg)
+    before = {n: open(os.path.join(path, "monitors", n)).read() for n in os.listdir(os.path.join(path, "monitors"))}
+    out = io.StringIO()
+    nn.clear_parameters()
+    Trainer(cfg, resume=True, progress=False, out=out).train()
+    assert "is complete at step 2" in out.getvalue() and "--set train.steps=" in out.getvalue()
+    after = {n: open(os.path.join(path, "monitors", n)).read() for n in os.listdir(os.path.join(path, "monitors"))}
+    assert after == before
+    assert [s for s, _ in RunFolder(path).list_checkpoints()] == [2]
