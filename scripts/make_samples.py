@@ -1,8 +1,9 @@
 """Regenerate the pictures the README shows (`make samples`).
 
 Trains the default config into runs/<name> unless that run already finished (then it is reused),
-generates and evaluates it, profiles forward-pass reuse, and copies the pictures into samples/.
-Benchmark pictures (SRU speed, scores over time) come from `make bench` and are copied when present.
+generates and evaluates it, and copies the pictures into samples/. The benchmark pictures (SRU speed,
+forward-pass reuse, scores over time) come from `make bench` and are copied as they are, so the
+pictures match the README's tables.
 
     python scripts/make_samples.py [--config configs/sines.yaml] [--set KEY=VALUE ...]
 """
@@ -42,8 +43,7 @@ def main(argv=None):
             return rc
     out = os.path.join(run.path, "generated")
     for argv_ in (["generate", "--run", run.path, "--num", "500", "--seed", "0", "--out", out],
-                  ["evaluate", "--run", run.path],
-                  ["profile", "--config", args.config, *sets, "--out", os.path.join(run.path, "profile")]):
+                  ["evaluate", "--run", run.path]):
         rc = cli(argv_)
         if rc:
             return rc
@@ -54,8 +54,8 @@ def main(argv=None):
     copy(os.path.join(run.path, "losses.png"), "losses.png")
     for name in ("pca.png", "autocorrelation.png", "scores.png"):
         copy(os.path.join(run.path, "evaluation", name), name)
-    copy(os.path.join(run.path, "profile", "profile.png"), "profile.png")
     results = os.path.join(ROOT, "benchmarks", "results")
+    copy(os.path.join(results, "profile_reuse.png"), "profile.png")
     for name in ("sru_speed.png", "scores_over_time.png"):
         copy(os.path.join(results, name), name)
     return 0
