@@ -202,7 +202,7 @@ def kill_when(proc, run, mode, rng):
         time.sleep(rng.uniform(0.0, 0.1))
     else:
         time.sleep(rng.uniform(0.0, 0.3))
-        wait_for(lambda: any(".tmp-" in n for n in temporaries(run)), proc)
+        wait_for(lambda: bool(temporaries(run)), proc)
     if proc.poll() is not None:
         return False
     proc.send_signal(signal.SIGKILL)
@@ -241,7 +241,7 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_pa
             stats[mode] += 1
             kills_left -= 1
             resume = True
-            if any(".tmp-" in n for n in temporaries(run)):
+            if temporaries(run):
                 stats["during_writes"] += 1
             elif mode == "write":
                 stats["write_missed"] += 1
@@ -273,7 +273,9 @@ def test_sigint_and_sigterm_stop_with_a_checkpoint_and_the_resume_command(tmp_pa
     assert wait_for(lambda: lines() >= 3, proc), "the run ended before it could be stopped"
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=TIMEOUT)
-    assert_ok((proc.returncode, out, err))
+    # a stopped run is not a finished one: 128 + the signal (130 / 143), so `train && evaluate` stops too
+    assert proc.returncode == 128 + sig, f"exit status {proc.returncode}\n{out}\n{err}"
+    assert "Traceback" not in err
     m = re.search(r"^stopped by (\w+) at step (\d+); checkpoint saved in (.+)\. Resume with: (.+)$", out, re.M)
     assert m, out
     step = int(m.group(2))
