@@ -26,6 +26,36 @@ __device__ __forceinline__ void sru_store(float* p, const float v, const int acc
     *p = accum ? *p + v : v;
 }
 
+// A thread's column (b, r, d): its indices, the gate parameters it reads, and where its u and x' start.
+struct SruColumn {
+    int d, r, b;
+    long long br;               // b * R + r
+    float b_f, b_r, v_f, v_r;   // v = 0 when wc is null
+    const float* up;            // this column of u at t = 0
+    const float* xp;            // this column of x' at t = 0: u[..., 3, :] when K == 4, else x
+    long long x_step;           // x' stride between steps
+};
+
+__device__ __forceinline__ SruColumn sru_column(const long long col, const float* __restrict__ u,
+                                                const float* __restrict__ x, const float* __restrict__ bias,
+                                                const float* __restrict__ wc, const int B, const int R,
+                                                const int K, const int D)
+{
+    SruColumn q;
+    q.d = (int)(col % D);
+    q.br = col / D;
+    q.r = (int)(q.br % R);
+    q.b = (int)(q.br / R);
+    q.b_f = bias[(2 * q.r) * D + q.d];
+    q.b_r = bias[(2 * q.r + 1) * D + q.d];
+    q.v_f = wc ? wc[(2 * q.r) * D + q.d] : 0.0f;
+    q.v_r = wc ? wc[(2 * q.r + 1) * D + q.d] : 0.0f;
+    q.up = u + q.br * K * D + q.d;
+    q.xp = (K == 4) ? q.up + 3 * D : x + (long long)q.b * D + q.d;
+    q.x_step = (K == 4) ? (long long)B * R * D * K : (long long)B * D;
+    return q;
+}
+
 // What one step of a column reads. x' is u[..., 3, :] when K == 4, else x; m is the mask (1 when null).
 struct SruStep {
     float z, f, r, x, m;
@@ -75,19 +105,13 @@ sru_fwd(const float* __restrict__ u, const float* __restrict__ x, const float* _
     const long long u_step = cols * K;
     const long long grid_stride = (long long)gridDim.x * blockDim.x;
     for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < cols; col += grid_stride) {
-        const int d = (int)(col % D);
-        const long long br = col / D;  // b * R + r
-        const int r = (int)(br % R);
-        const int b = (int)(br / R);
-        const float b_f = bias[(2 * r) * D + d];
-        const float b_r = bias[(2 * r + 1) * D + d];
-        const float v_f = wc ? wc[(2 * r) * D + d] : 0.0f;
-        const float v_r = wc ? wc[(2 * r + 1) * D + d] : 0.0f;
+        const SruColumn q = sru_column(col, u, x, bias, wc, B, R, K, D);
+        const int r = q.r, b = q.b;
+        const float b_f = q.b_f, b_r = q.b_r, v_f = q.v_f, v_r = q.v_r;
+        const float* up = q.up;
+        const float* xp = q.xp;
+        const long long x_step = q.x_step;
         float c_prev = c0 ? c0[col] : 0.0f;
-
-        const float* up = u + br * K * D + d;  // this column of u at t = 0
-        const float* xp = (K == 4) ? up + 3 * D : x + (long long)b * D + d;  // this column of x'
-        const long long x_step = (K == 4) ? u_step : (long long)B * D;
         const int dt = (r == 0) ? 1 : -1;
         int t = (r == 0) ? 0 : L - 1;
 
@@ -140,19 +164,14 @@ sru_bwd(const float* __restrict__ u, const float* __restrict__ x, const float* _
     const long long u_step = cols * K;
     const long long grid_stride = (long long)gridDim.x * blockDim.x;
     for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < cols; col += grid_stride) {
-        const int d = (int)(col % D);
-        const long long br = col / D;  // b * R + r
-        const int r = (int)(br % R);
-        const int b = (int)(br / R);
-        const float b_f = bias[(2 * r) * D + d];
-        const float b_r = bias[(2 * r + 1) * D + d];
-        const float v_f = wc ? wc[(2 * r) * D + d] : 0.0f;
-        const float v_r = wc ? wc[(2 * r + 1) * D + d] : 0.0f;
+        const SruColumn q = sru_column(col, u, x, bias, wc, B, R, K, D);
+        const int d = q.d, r = q.r, b = q.b;
+        const long long br = q.br;
+        const float b_f = q.b_f, b_r = q.b_r, v_f = q.v_f, v_r = q.v_r;
+        const float* up = q.up;
+        const float* xp = q.xp;
+        const long long x_step = q.x_step;
         const float c_init = c0 ? c0[col] : 0.0f;
-
-        const float* up = u + br * K * D + d;
-        const float* xp = (K == 4) ? up + 3 * D : x + (long long)b * D + d;
-        const long long x_step = (K == 4) ? u_step : (long long)B * D;
         float* dup = du ? du + br * K * D + d : 0;
         const int dt = (r == 0) ? -1 : 1;    // against the forward walk
         int t = (r == 0) ? L - 1 : 0;        // the forward walk's last step
