@@ -19,7 +19,7 @@ def main():
         lstm = torch.nn.LSTM(D, D)
         x = torch.randn(L, B, D, requires_grad=True)
 
-        def run():
+        def run(lstm=lstm, x=x):
             y, _ = lstm(x)
             y.sum().backward()
 
