@@ -27,6 +27,7 @@ import numpy as np
 
 from . import ConfigError, DataError
 from .data import load_dataset, save_sequences
+from .files import atomic_write_text
 
 _LENGTH_STREAM = 0x1E46  # separates the length draw from the generator's noise stream
 GIF_ITEMS = 16
@@ -144,9 +145,7 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
             "distinct_lengths": sorted(int(n) for n in np.unique(lengths)),
             "scale": "data units (the run's min-max scaler inverted)", "feature_names": names}
     paths["generate.json"] = os.path.join(out, "generate.json")
-    with open(paths["generate.json"], "w") as f:
-        json.dump(info, f, indent=2, sort_keys=True)
-        f.write("\n")
+    atomic_write_text(paths["generate.json"], json.dumps(info, indent=2, sort_keys=True) + "\n")
 
     name = cfg["name"]
     paths["samples.png"] = plots.sample_grid(samples, os.path.join(out, "samples.png"),
