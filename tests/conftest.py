@@ -1,5 +1,8 @@
 import gan_sru  # noqa: F401, I001  (first, before numpy: it picks OpenBLAS's kernels, see gan_sru/__init__.py)
 import os
+import shutil
+import subprocess
+from contextlib import contextmanager
 
 import nnabla as nn
 import numpy as np
@@ -24,3 +27,45 @@ def max_rel_err(actual, expected):
     actual, expected = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
     scale = max(np.abs(expected).max(), 1e-12)
     return float(np.abs(actual - expected).max() / scale)
+
+
+@contextmanager
+def unwritable(folder):
+    """Make `folder` refuse new files: chmod for ordinary users; root ignores modes, so `chattr +i`."""
+    folder = str(folder)
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o500)
+        undo = ["chmod", "700", folder]
+    else:
+        if not shutil.which("chattr"):
+            pytest.skip("running as root without chattr: cannot make a folder unwritable")
+        r = subprocess.run(["chattr", "+i", folder], capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"chattr +i is not supported here: {r.stderr.strip()}")
+        undo = ["chattr", "-i", folder]
+    try:
+        yield
+    finally:
+        subprocess.run(undo, check=True)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """tmpfs(size) -> an empty tmpfs folder of that size, unmounted afterwards (needs root)."""
+    mounted = []
+
+    def mount(size):
+        folder = tmp_path / f"tmpfs{len(mounted)}"
+        folder.mkdir()
+        if not shutil.which("mount"):
+            pytest.skip("no mount command")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here (needs root): {r.stderr.strip()}")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", str(folder)], check=True)

@@ -17,11 +17,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
 import yaml
+from conftest import unwritable
 
 from gan_sru.files import WRITE_DELAY_ENV
 from gan_sru.run_folder import TEMPORARY_RE, Checkpoint, RunFolder
@@ -143,46 +143,6 @@ def reference(tmp_path_factory):
     root = tmp_path_factory.mktemp("reference")
     assert_ok(run_to_end(train_cmd(root, STEPS)))
     return Checkpoint.load(RunFolder(root / "run").checkpoint_path(STEPS))
-
-
-@contextmanager
-def unwritable(folder):
-    """Make `folder` refuse new files: chmod for ordinary users; root ignores modes, so `chattr +i`."""
-    folder = str(folder)
-    if os.geteuid() != 0:
-        os.chmod(folder, 0o500)
-        undo = ["chmod", "700", folder]
-    else:
-        if not shutil.which("chattr"):
-            pytest.skip("running as root without chattr: cannot make a folder unwritable")
-        r = subprocess.run(["chattr", "+i", folder], capture_output=True, text=True)
-        if r.returncode != 0:
-            pytest.skip(f"chattr +i is not supported here: {r.stderr.strip()}")
-        undo = ["chattr", "-i", folder]
-    try:
-        yield
-    finally:
-        subprocess.run(undo, check=True)
-
-
-@pytest.fixture
-def tmpfs(tmp_path):
-    """mount_tmpfs(size) -> an empty tmpfs folder of that size (needs root and CAP_SYS_ADMIN)."""
-    mounted = []
-
-    def mount(size):
-        folder = tmp_path / f"tmpfs{len(mounted)}"
-        folder.mkdir()
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here (needs root): {r.stderr.strip()}")
-        mounted.append(folder)
-        return folder
-
-    yield mount
-    for folder in mounted:
-        subprocess.run(["umount", str(folder)], check=True)
 
 
 # ---------------------------------------------------------------- 1. SIGKILL and resume

@@ -4,7 +4,6 @@ import gc
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import nnabla as nn
 import nnabla.solvers as S
 import numpy as np
 import pytest
+from conftest import unwritable
 
 from gan_sru import CheckpointError, RunFolderError
 from gan_sru.files import atomic_write
@@ -372,55 +372,18 @@ def test_save_beyond_the_file_size_limit_is_a_checkpoint_error(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
-@pytest.fixture
-def tiny_tmpfs(tmp_path):
-    """A 64 KiB tmpfs (needs root and CAP_SYS_ADMIN)."""
-    folder = tmp_path / "tiny"
-    folder.mkdir()
-    if not shutil.which("mount"):
-        pytest.skip("no mount command")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
-    try:
-        yield str(folder)
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
+def test_save_into_a_full_disk_is_a_checkpoint_error(tmpfs):
+    disk = str(tmpfs("64k"))
+    saved_checkpoint(os.path.join(disk, "step_00000002.npz"), step=2)
+    assert_failed_save_keeps_previous(disk, "No space left on device")
 
 
-def test_save_into_a_full_disk_is_a_checkpoint_error(tiny_tmpfs):
-    saved_checkpoint(os.path.join(tiny_tmpfs, "step_00000002.npz"), step=2)
-    assert_failed_save_keeps_previous(tiny_tmpfs, "No space left on device")
-
-
-@pytest.fixture
-def make_unwritable():
-    """make_unwritable(folder): chmod for ordinary users; root ignores modes, so `chattr +i` for root."""
-    undo = []
-
-    def apply(folder):
-        if os.geteuid() != 0:
-            os.chmod(folder, 0o500)
-            undo.append(lambda: os.chmod(folder, 0o700))
-            return
-        if not shutil.which("chattr"):
-            pytest.skip("running as root without chattr: cannot make a folder unwritable")
-        r = subprocess.run(["chattr", "+i", folder], capture_output=True)
-        if r.returncode != 0:
-            pytest.skip(f"chattr +i is not supported here: {r.stderr.decode().strip()}")
-        undo.append(lambda: subprocess.run(["chattr", "-i", folder], check=True))
-
-    yield apply
-    for u in undo:
-        u()
-
-
-def test_save_into_an_unwritable_folder_is_a_checkpoint_error(tmp_path, make_unwritable):
+def test_save_into_an_unwritable_folder_is_a_checkpoint_error(tmp_path):
     folder = str(tmp_path / "ro")
     os.makedirs(folder)
     saved_checkpoint(os.path.join(folder, "step_00000002.npz"), step=2)
-    make_unwritable(folder)
-    assert_failed_save_keeps_previous(folder, "Permission denied|Operation not permitted")
+    with unwritable(folder):
+        assert_failed_save_keeps_previous(folder, "Permission denied|Operation not permitted")
 
 
 def test_create_where_a_folder_cannot_be_made_is_a_run_folder_error(tmp_path):
