@@ -7,7 +7,7 @@ setup(
     description="Sequence-GAN training on nnabla with a fused SRU custom function",
     python_requires=">=3.8,<3.11",  # nnabla 1.39 ships wheels for CPython 3.8-3.10 only
     packages=find_packages(include=["gan_sru", "gan_sru.*", "models", "models.*"]),
-    package_data={"gan_sru": ["kernels/*.cu"]},
+    package_data={"gan_sru": ["ops/sru/*.cu"]},
     install_requires=[
         "nnabla==1.39.*",
         "numpy<2",
@@ -21,5 +21,5 @@ setup(
         "cuda": ["nnabla-ext-cuda120==1.39.*", "cupy-cuda12x<14"],  # CuPy 14 needs numpy>=2
         "dev": ["pytest>=7", "hypothesis>=6", "ruff"],
     },
-    entry_points={"console_scripts": ["gan-sru=gan_sru.cli:main"]},
+    entry_points={"console_scripts": ["gan-sru=gan_sru.commands.main:main"]},
 )

@@ -4,7 +4,7 @@ The same as `gan-sru train ...`; `--profile` runs `gan-sru profile` on the confi
 """
 import sys
 
-from gan_sru.cli import main
+from gan_sru.commands.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["train"] + sys.argv[1:]))

@@ -28,7 +28,7 @@ def main():
     args = parser.parse_args()
 
     from gan_sru.config import load_config
-    from gan_sru.profile import ExtensionContext, format_table, profile, write_report
+    from gan_sru.profiling import ExtensionContext, format_table, profile, write_report
 
     cfg = load_config(args.config)
     report = profile(cfg, steps=args.steps, warmup=args.warmup, context=ExtensionContext("cpu"),

@@ -10,7 +10,7 @@ pictures at the marks; when it crosses each mark a checkpoint of that step is sa
 periodic checkpoints and pictures are switched off), and training stops at the last mark. The marks'
 steps are kept in RUN/marks.json, so `--evaluate-only` can score an existing benchmark run again.
 
-Each mark's checkpoint is then scored by gan_sru.evaluate.evaluate_run (into RUN/evaluation/minute_M/,
+Each mark's checkpoint is then scored by gan_sru.commands.evaluate.evaluate_run (into RUN/evaluation/minute_M/,
 with report.md and pictures); the held-out-real floor does not depend on the checkpoint and is computed
 once. Prints a table next to the floor and the targets (discriminative <= 0.05, predictive <= 0.10), and
 writes benchmarks/results/scores_over_time.json and .png (--quick: scores_over_time_quick.*).
@@ -41,7 +41,7 @@ def timed_trainer(cfg, marks_s, progress, out=sys.stdout):
     dicts(minutes, step, train_seconds)."""
     from tqdm import tqdm
 
-    from gan_sru.gan import Trainer
+    from gan_sru.train import Trainer
 
     class TimedTrainer(Trainer):
         def prepare(self):
@@ -100,7 +100,7 @@ def parse_minutes(text):
 
 def format_table(rows, floor):
     """Plain-text table: one row per mark, then the floor and the targets."""
-    from gan_sru.evaluate import format_score
+    from gan_sru.commands.evaluate import format_score
 
     head = f"{'training time, step':<24} {'discriminative':<18} {'predictive MAE (TimeGAN scale)':<34} {'MMD²':<10}"
     lines = [head, "-" * len(head)]
@@ -186,9 +186,9 @@ def main():
     args = parser.parse_args()
 
     from gan_sru import GanSruError
-    from gan_sru.cli import set_context
+    from gan_sru.commands.evaluate import evaluate_run
     from gan_sru.config import load_config
-    from gan_sru.evaluate import evaluate_run
+    from gan_sru.context import set_context
 
     quick = QUICK if args.quick else {}
     minutes = parse_minutes(args.minutes or quick.get("minutes", "5,10,15"))

@@ -7,7 +7,7 @@ Prints a table, writes benchmarks/results/sru_speed.json and sru_speed.png. Time
 checked at (64, 32, 256) in the same run: the SRU layer's forward+backward >= 25x faster than
 `PF.lstm`, and the fused recurrence alone >= 20x faster than the `ref` recurrence.
 On a machine with a CUDA GPU and CuPy it also measures the CUDA kernels' effective bandwidth
-against a device-to-device copy (`gan_sru.sru_cuda.bandwidth_benchmark`).
+against a device-to-device copy (`gan_sru.ops.sru.cuda.bandwidth_benchmark`).
 """
 import argparse
 import json
@@ -25,7 +25,7 @@ import nnabla.parametric_functions as PF  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from gan_sru.sru import sru, sru_recurrence  # noqa: E402
+from gan_sru.ops.sru import sru, sru_recurrence  # noqa: E402
 
 SHAPES = [(32, 32, 256), (64, 32, 256), (128, 32, 512), (100, 64, 512)]
 TARGET_SHAPE = (64, 32, 256)
@@ -132,7 +132,7 @@ def main(argv=None):
 
 def gpu_bandwidth():
     try:
-        from gan_sru import sru_cuda
+        from gan_sru.ops.sru import cuda as sru_cuda
         if not sru_cuda.is_available():
             return {"skipped": "no CUDA device with CuPy"}
         return sru_cuda.bandwidth_benchmark(L=256, B=64, D=1024)

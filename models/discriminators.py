@@ -3,7 +3,7 @@ import nnabla as nn
 import nnabla.functions as F
 import nnabla.parametric_functions as PF
 
-from gan_sru.sru import sru
+from gan_sru.ops.sru import sru
 
 
 def _mean_over_valid_steps(h, mask):

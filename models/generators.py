@@ -4,7 +4,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 
-from gan_sru.sru import sru
+from gan_sru.ops.sru import sru
 
 
 def noise_shapes(gcfg, length, batch_size):

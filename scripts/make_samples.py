@@ -15,9 +15,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from gan_sru.cli import main as cli  # noqa: E402
+from gan_sru.commands.main import main as cli  # noqa: E402
 from gan_sru.config import load_config  # noqa: E402
-from gan_sru.run_folder import RunFolder  # noqa: E402
+from gan_sru.train.run_folder import RunFolder  # noqa: E402
 
 
 def copy(src, name):

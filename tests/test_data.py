@@ -13,7 +13,6 @@ from gan_sru.data import (
     BucketSpec,
     Dataset,
     MinMaxScaler,
-    iterate_all,
     load_dataset,
     make_sines,
     make_windows,
@@ -326,11 +325,11 @@ def test_bucket_boundaries():
     assert spec.num_buckets == 3 and spec.boundaries[-1] == 24
     assert spec.boundaries == tuple(sorted(set(spec.boundaries)))
     assert BucketSpec.from_lengths([2, 2, 2, 9], 4).boundaries == (2, 9)
-    assert spec.bucket_of(8) == 0 and spec.bucket_of(24) == 2
-    assert spec.bucket_of(spec.boundaries[0]) == 0 and spec.bucket_of(spec.boundaries[0] + 1) == 1
+    assert spec.buckets_of([8, 24]).tolist() == [0, 2]
+    assert spec.buckets_of([spec.boundaries[0], spec.boundaries[0] + 1]).tolist() == [0, 1]
     assert BucketSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
     with pytest.raises(DataError, match=r"sequence length 25 exceeds the longest bucket \(24\)"):
-        spec.bucket_of(25)
+        spec.buckets_of([25])
 
 
 def test_every_sequence_fits_its_bucket():
@@ -386,18 +385,6 @@ def test_bucket_choice_proportional_to_size():
     spec = BucketSpec.from_lengths(ds.lengths, 2)
     picks = np.array([sample_batch(ds, spec, 4, seed=3, step=s).bucket for s in range(800)])
     assert (picks == 0).mean() == pytest.approx(0.75, abs=0.05)
-
-
-def test_iterate_all_yields_each_sequence_once():
-    lengths = np.random.default_rng(1).integers(2, 15, size=57)
-    ds = dataset_of(lengths)
-    spec = BucketSpec.from_lengths(ds.lengths, 3)
-    seen = []
-    for batch in iterate_all(ds, spec, 8):
-        assert batch.x.shape[0] == spec.boundaries[batch.bucket] and batch.x.shape[1] <= 8
-        assert np.array_equal(batch.mask.sum(0), batch.lengths)
-        seen += batch.x[0, :, 0].astype(int).tolist()
-    assert sorted(seen) == list(range(1, 58))
 
 
 def test_pad_batch():

@@ -24,7 +24,7 @@ import yaml
 from conftest import unwritable
 
 from gan_sru.files import WRITE_DELAY_ENV
-from gan_sru.run_folder import TEMPORARY_RE, Checkpoint, RunFolder
+from gan_sru.train.run_folder import TEMPORARY_RE, Checkpoint, RunFolder
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(REPO, "train.py")

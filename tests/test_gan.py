@@ -8,8 +8,8 @@ import pytest
 
 from gan_sru.config import load_config
 from gan_sru.data import BucketSpec, load_dataset
-from gan_sru.gan import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
-from gan_sru.run_folder import Checkpoint, RunFolder
+from gan_sru.train import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
+from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",
         "model.generator.hidden_size=8", "model.generator.num_layers=2", "model.generator.noise_dim=3",
@@ -155,7 +155,7 @@ def test_gradient_clipping_bounds_the_update(tmp_path):
     before = snapshot()
     steps.step(0)
     # Adam normalises the step size, so check the clipped gradient norm directly
-    from gan_sru.gan import clip_global_norm
+    from gan_sru.train import clip_global_norm
     norm = clip_global_norm(steps.solver_g, steps.g_params, 1e-6)
     clipped = np.sqrt(sum(float(np.square(p.g).sum()) for p in steps.g_params.values()))
     assert clipped <= 1e-6 * (1 + 1e-4) and norm > 0
@@ -193,7 +193,7 @@ def test_losses_on_known_logits(kind, real, fake, d_expected, g_expected):
 @pytest.mark.parametrize("strategy,g_forward,g_backward", [("detached", 1, 1), ("recompute", 2, 1), ("linked", 2, 2)])
 def test_generator_passes_per_step_counted_with_function_hooks(tmp_path, strategy, g_forward, g_backward):
     """The detached step runs G forward once and backward once per step (nnabla function hooks)."""
-    from gan_sru.profile import CallCounter
+    from gan_sru.profiling import CallCounter
 
     cfg = tiny_cfg(tmp_path)
     steps = make_steps(cfg, strategy)
@@ -209,7 +209,7 @@ def test_generator_passes_per_step_counted_with_function_hooks(tmp_path, strateg
 
 
 def test_generator_weight_average_is_updated_saved_and_used_for_sampling(tmp_path):
-    from gan_sru.generate import TrainedRun
+    from gan_sru.sampling import TrainedRun
 
     cfg = tiny_cfg(tmp_path, "train.g_ema=0.5")
     steps = make_steps(cfg, "detached")

@@ -9,11 +9,13 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from gan_sru import CheckpointError, ConfigError, evaluate, generate_cmd
+from gan_sru import CheckpointError, ConfigError
+from gan_sru.commands import evaluate
+from gan_sru.commands import generate as generate_cmd
 from gan_sru.config import load_config
 from gan_sru.data import load_dataset, read_sequences
-from gan_sru.gan import Trainer
-from gan_sru.generate import TrainedRun
+from gan_sru.sampling import TrainedRun
+from gan_sru.train import Trainer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",

@@ -39,7 +39,7 @@ def test_mmd2_matches_direct_formula_also_when_blocked(monkeypatch):
     x, y = a.reshape(40, -1).astype(np.float64), b.reshape(30, -1).astype(np.float64)
     expected = rbf_mmd2_direct(x, y, 1.7)
     assert metrics.mmd2(a, b, bandwidth=1.7) == pytest.approx(expected, rel=1e-9, abs=1e-12)
-    monkeypatch.setattr(metrics, "KERNEL_BLOCK", 7 * 30)  # 7 rows a block
+    monkeypatch.setattr(metrics.mmd, "KERNEL_BLOCK", 7 * 30)  # 7 rows a block
     assert metrics.mmd2(a, b, bandwidth=1.7) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
@@ -99,10 +99,10 @@ def gru_numpy(x, p, hidden):
 
 def test_unrolled_gru_matches_numpy_reference():
     rng = np.random.RandomState(0)
-    with metrics._private_scope("gru_test"):
+    with metrics.common._private_scope("gru_test"):
         x = nn.Variable((7, 3, 4))
         x.d = rng.rand(7, 3, 4)
-        states = F.stack(*metrics._gru(x, 5, rng), axis=0)
+        states = F.stack(*metrics.common._gru(x, 5, rng), axis=0)
         states.forward()
         params = {k: v.d.astype(np.float64) for k, v in nn.get_parameters().items()}
         assert np.allclose(states.d, gru_numpy(x.d.astype(np.float64), params, 5), atol=1e-5)
@@ -115,11 +115,11 @@ def test_classifier_reads_the_state_at_each_sequences_last_valid_step():
     garbage = data.copy()
     for i, t in enumerate(last):
         garbage[i, t + 1:] = rng.rand(9 - t, 3)
-    with metrics._private_scope("classifier_test"):
-        x, last_var, logit = metrics._classifier_graph(10, 3, 3, 5, rng)  # 4 rows: two chunks of 3
-        clean = metrics._predict(x, last_var, logit, data, last)
-        assert np.allclose(metrics._predict(x, last_var, logit, garbage, last), clean, atol=1e-6)
-        at_end = metrics._predict(x, last_var, logit, garbage, np.full(4, 9))
+    with metrics.common._private_scope("classifier_test"):
+        x, last_var, logit = metrics.discriminative._classifier_graph(10, 3, 3, 5, rng)  # 4 rows: two chunks of 3
+        clean = metrics.discriminative._predict(x, last_var, logit, data, last)
+        assert np.allclose(metrics.discriminative._predict(x, last_var, logit, garbage, last), clean, atol=1e-6)
+        at_end = metrics.discriminative._predict(x, last_var, logit, garbage, np.full(4, 9))
     assert np.allclose(at_end[0], clean[0]) and not np.allclose(at_end[1:], clean[1:])
 
 

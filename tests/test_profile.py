@@ -1,4 +1,4 @@
-"""gan_sru.profile: exact network-pass counts per strategy, the report files, the errors, the CLI.
+"""gan_sru.profiling: exact network-pass counts per strategy, the report files, the errors, the CLI.
 
 No test asserts a time: timings depend on the machine; the counts and the report's shape do not.
 """
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from gan_sru import ConfigError
-from gan_sru.cli import main as cli_main
+from gan_sru.commands.main import main as cli_main
 from gan_sru.config import dump_config, load_config
-from gan_sru.profile import PASSES, parse_strategies, profile, write_report
+from gan_sru.profiling import PASSES, parse_strategies, profile, write_report
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["data.num_sequences=64", "data.seq_len=8", "train.batch_size=8", "model.generator.hidden_size=8",

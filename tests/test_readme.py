@@ -5,7 +5,7 @@ import shlex
 
 import pytest
 
-from gan_sru.cli import build_parser
+from gan_sru.commands.main import build_parser
 from gan_sru.config import SCHEMA, schema_markdown
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,7 +17,7 @@ from conftest import unwritable
 
 from gan_sru import CheckpointError, RunFolderError
 from gan_sru.files import atomic_write
-from gan_sru.run_folder import Checkpoint, RunFolder
+from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -301,7 +301,7 @@ def test_lock_of_a_sigkilled_holder_is_released(tmp_path):
     code = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {REPO!r})
-        from gan_sru.run_folder import RunFolder
+        from gan_sru.train.run_folder import RunFolder
         RunFolder({path!r}).create().lock()
         print("locked", flush=True)
         time.sleep(60)

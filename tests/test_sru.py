@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from conftest import max_rel_err
 
-from gan_sru import sru_cpu
-from gan_sru.sru import SRURecurrence, sru, sru_recurrence
-from gan_sru.sru_reference import reference_backward, reference_forward
+from gan_sru.ops.sru import SRURecurrence, sru, sru_recurrence
+from gan_sru.ops.sru import cpu as sru_cpu
+from gan_sru.ops.sru.reference import reference_backward, reference_forward
 
 TOL = 1e-5
 

@@ -22,8 +22,9 @@ import types
 import numpy as np
 import pytest
 
-from gan_sru import GanSruError, sru_cuda
-from gan_sru.sru_reference import reference_backward, reference_forward
+from gan_sru import GanSruError
+from gan_sru.ops.sru import cuda as sru_cuda
+from gan_sru.ops.sru.reference import reference_backward, reference_forward
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOL = 1e-5  # max |kernel - reference| / max |reference|, reference in float64
@@ -431,7 +432,8 @@ def test_without_cupy_the_error_names_the_extra():
     code = """
 import sys
 sys.modules["cupy"] = None  # makes `import cupy` raise ImportError, as when it is not installed
-from gan_sru import GanSruError, sru_cuda
+from gan_sru import GanSruError
+from gan_sru.ops.sru import cuda as sru_cuda
 assert not sru_cuda.is_available()
 try:
     sru_cuda.forward_ptrs(1, 1, 1, 0, 0, 0, 1, 1, shape=(2, 1, 1, 3, 4))

@@ -5,11 +5,10 @@ import nnabla as nn
 import numpy as np
 
 import models
-
-from . import CheckpointError
-from .config import load_config, resolve_config
-from .data import BucketSpec, MinMaxScaler
-from .run_folder import RunFolder
+from gan_sru import CheckpointError
+from gan_sru.config import load_config, resolve_config
+from gan_sru.data import BucketSpec, MinMaxScaler
+from gan_sru.train.run_folder import RunFolder
 
 _GENERATE_STREAM = 11
 
@@ -56,7 +55,7 @@ class TrainedRun:
             step = max(found)
         elif step not in found:
             raise CheckpointError(f"{run_path}: no checkpoint at step {step}; available: {sorted(found)}")
-        from .run_folder import Checkpoint
+        from gan_sru.train.run_folder import Checkpoint
 
         ckpt = Checkpoint.load(found[step])
         self.folder, self.step, self.checkpoint = folder, step, ckpt

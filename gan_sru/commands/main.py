@@ -6,7 +6,7 @@ as one line, `error: ...`, with exit status 2, never as a traceback.
 import argparse
 import sys
 
-from . import GanSruError
+from gan_sru import GanSruError
 
 
 def add_context_args(p):
@@ -14,19 +14,6 @@ def add_context_args(p):
                    help="nnabla extension context (default: cpu)")
     p.add_argument("-d", "--device-id", default="0", help="GPU device id (default: 0)")
     p.add_argument("-t", "--type-config", default="float", help="nnabla type config (default: float)")
-
-
-def set_context(args):
-    import nnabla as nn
-    from nnabla.ext_utils import get_extension_context
-
-    try:
-        ctx = get_extension_context(args.context, device_id=args.device_id, type_config=args.type_config)
-    except Exception as e:  # nnabla raises plain ImportError/ValueError for a missing extension
-        raise GanSruError(f"--context {args.context}: cannot load the nnabla extension ({e}); "
-                          "for a GPU install the CUDA extra: pip install -e .[cuda]") from e
-    nn.set_default_context(ctx)
-    return ctx
 
 
 def add_train_args(p):
@@ -39,28 +26,13 @@ def add_train_args(p):
     add_context_args(p)
 
 
-def cmd_train(args):
-    from .config import load_config
-
-    cfg = load_config(args.config, args.overrides)
-    set_context(args)
-    if args.profile:
-        from .profile import run_profile
-        return run_profile(cfg, args)
-    from .gan import Trainer
-    trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress)
-    trainer.train()
-    # stopped by SIGINT/SIGTERM: a checkpoint was saved, but the run is not finished (130 / 143)
-    return 128 + trainer.stop_signal if trainer.stop_signal else 0
-
-
 def build_parser():
     parser = argparse.ArgumentParser(prog="gan-sru", description="Sequence GANs with an SRU generator on nnabla.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="train a run from a config")
     add_train_args(p)
-    p.set_defaults(func=cmd_train)
+    p.set_defaults(func=lambda a: _lazy("gan_sru.commands.train", a))
 
     p = sub.add_parser("generate", help="write samples of a trained run (.npy, .csv, pictures)")
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
@@ -72,7 +44,7 @@ def build_parser():
     p.add_argument("--out", default=None, help="output folder (default: RUN/generated)")
     p.add_argument("--no-progress", action="store_true")
     add_context_args(p)
-    p.set_defaults(func=lambda a: _lazy("gan_sru.generate_cmd", a))
+    p.set_defaults(func=lambda a: _lazy("gan_sru.commands.generate", a))
 
     p = sub.add_parser("evaluate", help="score a trained run (discriminative, predictive, MMD) with pictures")
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
@@ -82,7 +54,7 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
     add_context_args(p)
-    p.set_defaults(func=lambda a: _lazy("gan_sru.evaluate", a))
+    p.set_defaults(func=lambda a: _lazy("gan_sru.commands.evaluate", a))
 
     p = sub.add_parser("profile", help="measure what forward-pass reuse saves (linked / recompute / detached)")
     p.add_argument("--config", required=True)
@@ -93,7 +65,7 @@ def build_parser():
     p.add_argument("--out", default=None, help="output folder (default: RUN/profile)")
     p.add_argument("--no-progress", action="store_true")
     add_context_args(p)
-    p.set_defaults(func=lambda a: _lazy("gan_sru.profile", a))
+    p.set_defaults(func=lambda a: _lazy("gan_sru.commands.profile", a))
     return parser
 
 
@@ -104,6 +76,8 @@ def _lazy(module, args):
 
 
 def main(argv=None):
+    import models  # noqa: F401  (fills the network registry: the entry points import it once)
+
     args = build_parser().parse_args(argv)
     try:
         return args.func(args) or 0

@@ -1,6 +1,6 @@
-"""CUDA backend of the fused SRU recurrence: the kernels of `kernels/sru.cu`, launched through CuPy.
+"""CUDA backend of the fused SRU recurrence: the kernels of `sru.cu` beside it, launched through CuPy.
 
-The kernels follow the "SRU recurrence kernel contract" that `gan_sru.sru_reference` implements in NumPy
+The kernels follow the "SRU recurrence kernel contract" that `gan_sru.ops.sru.reference` implements in NumPy
 (float32, C-contiguous, time-major; L steps, B batch, R directions, K projections, D units per direction):
 
     u (L, B, R, K, D), x (L, B, D) (K == 3 only), bias (R, 2, D), c0 (B, R, D), wc (R, 2, D) or None,
@@ -8,7 +8,7 @@ The kernels follow the "SRU recurrence kernel contract" that `gan_sru.sru_refere
 
 Three levels, each built on the one below:
 
-* `function_forward` / `function_backward`: what `gan_sru.sru.SRURecurrence` calls on a CUDA context;
+* `function_forward` / `function_backward`: what `gan_sru.ops.sru.SRURecurrence` calls on a CUDA context;
   pointers come from `NdArray.data_ptr(np.float32, ctx, write_only)` and nnabla's `accum` is honoured.
 * `forward_ptrs` / `backward_ptrs`: raw device pointers (Python ints, 0 = null) plus the sizes.
 * `forward` / `backward`: CuPy arrays in and out, the same signatures and return values as
@@ -25,11 +25,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import GanSruError
+from gan_sru import GanSruError
 
-KERNEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels", "sru.cu")
+KERNEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sru.cu")
 BLOCK = 128  # threads per block; must equal SRU_BLOCK (the __launch_bounds__) in sru.cu
-ACTIVATIONS = {"identity": 0, "tanh": 1}
+ACTIVATION_CODES = {"identity": 0, "tanh": 1}  # the kernels' `use_tanh` flag
 KERNEL_NAMES = ("sru_fwd", "sru_bwd", "sru_reduce_batch", "sru_sum_dirs")
 INSTALL_HINT = "pip install -e .[cuda]` (nnabla-ext-cuda120 and cupy-cuda12x)"
 
@@ -159,14 +159,14 @@ def _check(shape, activation, ptrs, required):
         raise SruArgumentError(f"shape={shape!r}: expected R in (1, 2), K in (3, 4) and sizes >= 0")
     if L * B * R * K * D >= 2**62 or L * B >= 2**31 or B * R * D >= 2**31 or R * 2 * D >= 2**31:
         raise SruArgumentError(f"shape={shape!r}: too large for the kernels' 32-bit loop bounds")
-    if activation not in ACTIVATIONS:
-        raise SruArgumentError(f"activation={activation!r}: expected one of {sorted(ACTIVATIONS)}")
+    if activation not in ACTIVATION_CODES:
+        raise SruArgumentError(f"activation={activation!r}: expected one of {sorted(ACTIVATION_CODES)}")
     p = {name: _ptr(name, v) for name, v in ptrs.items()}
     needed = [n for n in required if n != "x" or K == 3]
     missing = [n for n in needed if p[n] == 0]
     if missing:
         raise SruArgumentError(f"null pointer for {', '.join(missing)} with shape={shape!r}: required")
-    return (L, B, R, K, D), ACTIVATIONS[activation], p
+    return (L, B, R, K, D), ACTIVATION_CODES[activation], p
 
 
 def forward_launches(u, x, bias, c0, wc, mask, h, c, *, shape, activation="tanh", scale_x=1.0):
@@ -362,7 +362,7 @@ def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0
 
 
 # ---------------------------------------------------------------------------------------------------
-# nnabla (called by gan_sru.sru.SRURecurrence on a CUDA context)
+# nnabla (called by gan_sru.ops.sru.SRURecurrence on a CUDA context)
 # ---------------------------------------------------------------------------------------------------
 
 

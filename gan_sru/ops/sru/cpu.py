@@ -1,4 +1,4 @@
-"""Fused CPU kernels of the SRU recurrence (numba), same contract as `gan_sru.sru_reference`.
+"""Fused CPU kernels of the SRU recurrence (numba), same contract as `gan_sru.ops.sru.reference`.
 
 Work is split over (batch, direction) rows with `prange`; each row walks time in its direction and the
 innermost loop runs over the D contiguous units of one step, so every step reads and writes whole

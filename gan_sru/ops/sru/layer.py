@@ -10,7 +10,7 @@ Two levels, both time-major like `F.lstm`:
 
 Column order of a layer's projection `u` (L, B, R*K*D): direction r, then projection j, then unit d,
 with j = 0: z (candidate), 1: forget gate, 2: reset gate, 3: skip input x' (only when K == 4, i.e. when
-the layer's input width differs from D). See `gan_sru.sru_reference` for the exact equations.
+the layer's input width differs from D). See `gan_sru.ops.sru.reference` for the exact equations.
 """
 import math
 
@@ -21,11 +21,12 @@ import nnabla.parametric_functions as PF
 import numpy as np
 from nnabla.function import PythonFunction
 
-from . import sru_cpu
-from .matmul import host_array, is_cuda_context, matmul, write_grad
+from gan_sru.ops.matmul import host_array, is_cuda_context, matmul, write_grad
+
+from . import cpu as sru_cpu
+from .reference import ACTIVATIONS
 
 IMPLS = ("auto", "fused", "ref")
-ACTIVATIONS = ("tanh", "identity")
 
 
 class SRURecurrence(PythonFunction):
@@ -81,7 +82,7 @@ class SRURecurrence(PythonFunction):
     def forward_impl(self, inputs, outputs):
         v, _ = self._slots(inputs)
         if is_cuda_context(self.ctx):
-            from . import sru_cuda
+            from gan_sru.ops.sru import cuda as sru_cuda
             return sru_cuda.function_forward(self, v, outputs)
         s = self._shapes()
         a = {k: host_array(var.data, s[k]) for k, var in v.items()}
@@ -97,7 +98,7 @@ class SRURecurrence(PythonFunction):
         if not any(pd[k] for k in names if k != "mask"):
             return
         if is_cuda_context(self.ctx):
-            from . import sru_cuda
+            from gan_sru.ops.sru import cuda as sru_cuda
             return sru_cuda.function_backward(self, v, outputs, pd, acc)
         s = self._shapes()
         a = {k: host_array(var.data, s[k]) for k, var in v.items()}

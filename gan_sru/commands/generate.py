@@ -25,9 +25,9 @@ import os
 
 import numpy as np
 
-from . import ConfigError, DataError
-from .data import load_dataset, save_sequences
-from .files import atomic_write_text
+from gan_sru import ConfigError, DataError
+from gan_sru.data import load_dataset, save_sequences
+from gan_sru.files import atomic_write_text
 
 _LENGTH_STREAM = 0x1E46  # separates the length draw from the generator's noise stream
 GIF_ITEMS = 16
@@ -38,7 +38,7 @@ SAMPLE_FILES = ("samples.npy", "samples.npz", "samples.csv")
 
 def check_run_path(run_path):
     """Refuse a run path that is not a folder, with the message the CLI prints."""
-    from . import CheckpointError
+    from gan_sru import CheckpointError
 
     if not os.path.isdir(run_path):
         raise CheckpointError(f"--run {run_path}: no such run folder (expected e.g. runs/<name>, made by "
@@ -100,7 +100,7 @@ def check_args(args):
 
 
 def main(args):
-    from .cli import set_context
+    from gan_sru.context import set_context
 
     check_args(args)
     set_context(args)
@@ -117,8 +117,8 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
     """Write the files listed in the module docstring; returns {file name: path, "step": checkpoint step}."""
     from tqdm import tqdm
 
-    from . import plots
-    from .generate import TrainedRun
+    from gan_sru import plots
+    from gan_sru.sampling import TrainedRun
 
     check_run_path(run_path)
     run = TrainedRun(run_path, step)

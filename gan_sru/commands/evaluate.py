@@ -28,9 +28,9 @@ import time
 
 import numpy as np
 
-from . import ConfigError
-from .files import atomic_write_text
-from .generate_cmd import check_run_path, draw_lengths, generate_cut, training_split
+from gan_sru import ConfigError
+from gan_sru.commands.generate import check_run_path, draw_lengths, generate_cut, training_split
+from gan_sru.files import atomic_write_text
 
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 SCORES = ("discriminative", "predictive", "mmd2")
@@ -49,7 +49,7 @@ def _subset(sequences, num, rng):
 
 def _iterations(iterations):
     """None, an int for both learned scores, or {"discriminative": n, "predictive": m} -> dict of kwargs."""
-    from . import metrics
+    from gan_sru import metrics
 
     out = {"discriminative": metrics.DISCRIMINATIVE_ITERATIONS, "predictive": metrics.PREDICTIVE_ITERATIONS}
     if isinstance(iterations, dict):
@@ -71,7 +71,7 @@ def score_sets(real, other, repeats, seed, iterations, progress=True):
     Returns {"discriminative": {mean, std, scores}, "predictive": {mae} or None (one feature),
     "mmd2": float}.
     """
-    from . import metrics
+    from gan_sru import metrics
 
     out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats,
                                                           iterations=iterations["discriminative"], seed=seed,
@@ -108,8 +108,8 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         repeats, seed, iterations, scale, generated and holdout scores as `score_sets`, targets, pictures,
         seconds), plus "out": the folder written.
     """
-    from . import metrics, plots
-    from .generate import TrainedRun
+    from gan_sru import metrics, plots
+    from gan_sru.sampling import TrainedRun
 
     if num < 2:
         raise ConfigError(f"--num {num}: expected at least 2 sequences (the classifier needs a train/test split)")
@@ -252,7 +252,7 @@ def report_markdown(result):
 
 
 def main(args):
-    from .cli import set_context
+    from gan_sru.context import set_context
 
     set_context(args)  # evaluate_run checks --num and --repeats before it loads anything
     result = evaluate_run(args.run, step=args.checkpoint, num=args.num, repeats=args.repeats, seed=args.seed,

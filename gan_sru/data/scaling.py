@@ -1,0 +1,49 @@
+"""Per-feature min-max scaling to [0, 1] (the generator's output range) and back to data units."""
+import numpy as np
+
+
+class MinMaxScaler:
+    """Per-feature min-max scaling to [0, 1]: y = (x - min) / (max - min); a constant feature maps to 0.
+
+    Works on any array whose last axis holds the C features: (L, C), (N, L, C), (L, B, C).
+    """
+
+    def __init__(self, data_min=None, data_max=None):
+        self.min = None if data_min is None else np.asarray(data_min, dtype=np.float64)
+        self.max = None if data_max is None else np.asarray(data_max, dtype=np.float64)
+
+    def fit(self, sequences):
+        """Fit min and max of each feature over all steps of all sequences (list of (L_i, C))."""
+        self.min = np.min([np.min(s, axis=0) for s in sequences], axis=0).astype(np.float64)
+        self.max = np.max([np.max(s, axis=0) for s in sequences], axis=0).astype(np.float64)
+        return self
+
+    @property
+    def scale(self):
+        """(C,) max - min, with 1 where a feature is constant (so nothing divides by zero)."""
+        span = self.max - self.min
+        return np.where(span > 0, span, 1.0)
+
+    def transform(self, a):
+        """Scale to [0, 1] (on the fitted data). Float input keeps its dtype; other input gives float64."""
+        a = np.asarray(a)
+        return ((a - self.min) / self.scale).astype(_float_dtype(a), copy=False)
+
+    def inverse(self, a):
+        """Map scaled values back to the data's units."""
+        a = np.asarray(a)
+        return (a * self.scale + self.min).astype(_float_dtype(a), copy=False)
+
+    def to_dict(self):
+        """Plain lists, for JSON."""
+        return {"min": self.min.tolist(), "max": self.max.tolist()}
+
+    @classmethod
+    def from_dict(cls, d):
+        if len(d["min"]) != len(d["max"]):
+            raise ValueError(f"scaler: {len(d['min'])} minima but {len(d['max'])} maxima")
+        return cls(d["min"], d["max"])
+
+
+def _float_dtype(a):
+    return a.dtype if a.dtype.kind == "f" else np.float64

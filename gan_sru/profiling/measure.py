@@ -1,0 +1,360 @@
+"""Measuring one step strategy: pass counts by function hooks, phase timers, peak memory, a function breakdown."""
+import collections
+import contextlib
+import gc
+import os
+import sys
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from gan_sru import ConfigError
+
+DEFAULT_STRATEGIES = ("linked", "recompute", "detached")
+DEFAULT_STEPS = 20
+DEFAULT_WARMUP = 3
+PHASES = ("g_forward", "d_step", "g_step", "g_backward", "other")  # "other": sampling, feeding, losses
+PASSES = ("G_forward", "G_backward", "D_forward", "D_backward")
+
+
+class ExtensionContext(NamedTuple):
+    """The nnabla extension context as the command line gives it (`-c/-d/-t`); cli.set_context accepts it."""
+    context: str = "cpu"
+    device_id: str = "0"
+    type_config: str = "float"
+
+    @classmethod
+    def from_args(cls, args):
+        return cls(getattr(args, "context", "cpu"), str(getattr(args, "device_id", "0")),
+                   getattr(args, "type_config", "float"))
+
+    @property
+    def is_cuda(self):
+        return self.context in ("cuda", "cudnn")
+
+
+def parse_strategies(text):
+    """'linked,recompute,detached' -> a tuple of strategy names; ConfigError for an unknown or repeated name."""
+    from gan_sru.train import STRATEGIES
+
+    names = [s.strip() for s in str(text).split(",") if s.strip()]
+    expected = f"a comma-separated list of {', '.join(STRATEGIES)}"
+    if not names:
+        raise ConfigError(f"--strategies {text!r}: no strategy given; expected {expected}")
+    for name in names:
+        if name not in STRATEGIES:
+            raise ConfigError(f"--strategies: unknown strategy {name!r}; expected {expected}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"--strategies {text!r}: {repeated[0]!r} is listed twice; expected {expected}")
+    return tuple(names)
+
+
+def _check_counts(steps, warmup):
+    if not isinstance(steps, int) or steps < 1:
+        raise ConfigError(f"--steps {steps!r}: expected an integer >= 1 (timed steps per strategy)")
+    if not isinstance(warmup, int) or warmup < 1:
+        raise ConfigError(f"--warmup {warmup!r}: expected an integer >= 1 (the warm-up steps also count the "
+                          "network passes, with hooks that stay off while timing)")
+
+
+def load_training_data(cfg):
+    """The training split and the length buckets, exactly as the trainer builds them."""
+    from gan_sru.data import BucketSpec, load_dataset
+
+    dataset = load_dataset(cfg["data"], cfg["seed"])
+    train_set, _ = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
+    return train_set, BucketSpec.from_lengths(dataset.lengths, cfg["data"]["num_buckets"])
+
+
+# ---------------------------------------------------------------- measuring one strategy
+
+class PhaseTimer:
+    """Stands in for `GanSteps.phase`: adds each phase's wall time (seconds) to `self.seconds[name]`."""
+
+    def __init__(self, sync):
+        self.sync = sync
+        self.seconds = collections.defaultdict(float)
+
+    @contextlib.contextmanager
+    def __call__(self, name):
+        self.sync()
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.sync()
+            self.seconds[name] += time.perf_counter() - t0
+
+
+class CallCounter:
+    """Function pre-hooks counting the calls of functions that take a G or a D parameter as an input.
+
+    nnabla Variables compare and hash by the variable they wrap, so set membership identifies parameters.
+    """
+
+    def __init__(self, g_params, d_params):
+        self.g, self.d = set(g_params.values()), set(d_params.values())
+        self.calls = collections.Counter()
+
+    def network_of(self, f):
+        inputs = f.inputs
+        if any(v in self.g for v in inputs):
+            return "G"
+        if any(v in self.d for v in inputs):
+            return "D"
+        return None
+
+    def hook(self, direction):
+        def count(f):
+            net = self.network_of(f)
+            if net is not None:
+                self.calls[f"{net}_{direction}"] += 1
+        return count
+
+    def functions_per_pass(self, graph):
+        """Parameter-taking G and D functions in one pass: G's in `graph.fake`, D's in `graph.g_loss`
+        (which holds exactly one D)."""
+        found = collections.Counter()
+        graph.fake.visit(lambda f: found.update([self.network_of(f)]))
+        g_count = found["G"]
+        found.clear()
+        graph.g_loss.visit(lambda f: found.update([self.network_of(f)]))
+        return {"G": g_count, "D": found["D"]}
+
+
+def _proc_status_mib(field):
+    """A `VmXXX` line of /proc/self/status in MiB, or None where there is no /proc."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak_rss():
+    """Reset the kernel's RSS high-water mark (VmHWM) to the current RSS; False where not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _device_used_mib(context):
+    """Device memory in use (total - free, all processes on the device) in MiB; None off CUDA or without CuPy."""
+    if not context.is_cuda:
+        return None
+    try:
+        import cupy
+
+        with cupy.cuda.Device(int(context.device_id)):
+            free, total = cupy.cuda.runtime.memGetInfo()
+        return (total - free) / 2 ** 20
+    except Exception:  # no CuPy or no driver: the report says "n/a" rather than failing the profile
+        return None
+
+
+def _synchronizer(context):
+    if not context.is_cuda:
+        return lambda: None
+    from nnabla.ext_utils import import_extension_module
+
+    ext = import_extension_module(context.context)
+    return lambda: ext.synchronize(device_id=context.device_id)
+
+
+def _stats(values_s):
+    """Seconds -> {median, p10, p90, mean} in milliseconds."""
+    a = np.asarray(values_s, np.float64) * 1e3
+    p10, median, p90 = np.percentile(a, [10, 50, 90])
+    return {"median": float(median), "p10": float(p10), "p90": float(p90), "mean": float(a.mean())}
+
+
+def _number(x):
+    x = float(x)
+    return int(x) if x.is_integer() else round(x, 4)
+
+
+class StrategyRun:
+    """One strategy's profile in this process: `start`, then `count_step(i)` for the warm-up steps,
+    `timed_step(i)` for the timed ones, then `finish()` -> the JSON-ready result dict.
+
+    `start` sets the nnabla context, runs one throw-away step (so kernel compilation, thread pools and
+    the like are outside the memory figures), clears the parameters and nnabla's array cache, resets the
+    RSS high-water mark, and builds `GanSteps` from the config's seed. `functions`: `finish` also runs
+    GraphProfiler on the last step graph. `isolated` labels the memory figures (a process of its own).
+    """
+
+    def __init__(self, cfg, strategy, context=ExtensionContext(), functions=False, isolated=False):
+        self.cfg, self.strategy, self.context = cfg, strategy, context
+        self.functions, self.isolated = functions, isolated
+
+    def start(self, train_set, spec):
+        import nnabla as nn
+        from nnabla.ext_utils import import_extension_module
+
+        from gan_sru.context import set_context
+        from gan_sru.train import GanSteps
+
+        set_context(self.context)
+        nn.clear_parameters()
+        GanSteps(self.cfg, train_set, spec, strategy=self.strategy).step(0)  # the throw-away step
+        nn.clear_parameters()
+        gc.collect()
+        import_extension_module(self.context.context).clear_memory_cache()
+        _free_cupy_pool(self.context)
+        _return_free_heap()
+        self.peak_reset = _reset_peak_rss()
+        self.host_start = _proc_status_mib("VmRSS")
+        self.device_start = self.device_peak = _device_used_mib(self.context)
+
+        self.sync = _synchronizer(self.context)
+        self.gan = GanSteps(self.cfg, train_set, spec, strategy=self.strategy)
+        self.timer = PhaseTimer(self.sync)
+        self.gan.phase = self.timer
+        self.counter = CallCounter(self.gan.g_params, self.gan.d_params)
+        self.counted, self.step_s, self.phase_s = [], [], collections.defaultdict(list)
+        self.timed_steps, self.last_losses = [], None
+
+    def count_step(self, i):
+        """Step i with the function hooks on (untimed); records the calls and the batch lengths."""
+        gan, counter = self.gan, self.counter
+        gan.forward_hook, gan.backward_hook = counter.hook("forward"), counter.hook("backward")
+        counter.calls.clear()
+        try:
+            gan.step(i)
+        finally:
+            gan.forward_hook = gan.backward_hook = None
+        lengths = [self._length(i, k) for k in range(self.cfg["train"]["n_critic"])]
+        self.counted.append({"step": i, "lengths": lengths, "calls": {p: counter.calls[p] for p in PASSES}})
+
+    def timed_step(self, i):
+        """Step i timed as a whole and per phase (hooks off)."""
+        self.timer.seconds.clear()
+        self.sync()
+        t0 = time.perf_counter()
+        self.last_losses = self.gan.step(i)
+        self.sync()
+        dt = time.perf_counter() - t0
+        sec = self.timer.seconds
+        self.step_s.append(dt)
+        for name in ("g_forward", "d_step", "g_step", "g_backward"):
+            self.phase_s[name].append(sec.get(name, 0.0))
+        self.phase_s["other"].append(max(dt - sec["g_forward"] - sec["d_step"] - sec["g_step"], 0.0))
+        self.timed_steps.append(i)
+        used = _device_used_mib(self.context)
+        if used is not None:
+            self.device_peak = max(self.device_peak, used)
+
+    def _breakdown(self, graph):
+        try:
+            return {"graphs": function_breakdown(graph, self.context)}
+        except Exception as e:  # an auxiliary table: a failing GraphProfiler must not cost the measurements
+            print(f"warning: GraphProfiler failed ({type(e).__name__}: {e}); no per-function table", file=sys.stderr)
+            return {"error": f"{type(e).__name__}: {e}"}
+
+    def _length(self, i, k=0):
+        return int(self.gan.inputs(i, k)[0].x.shape[0])
+
+    def finish(self):
+        """The result dict (see the module docstring); frees the graphs."""
+        gan = self.gan
+        graph = gan.graph_for(self._length(self.timed_steps[-1]))  # the last step's graph
+        per_pass = self.counter.functions_per_pass(graph)
+        passes = [{p: c["calls"][p] / per_pass[p[0]] for p in PASSES} for c in self.counted]
+        host_peak = _proc_status_mib("VmHWM")
+        phases = [n for n in PHASES if n != "g_backward" or self.strategy == "detached"]
+        result = {
+            "strategy": self.strategy,
+            "steps": len(self.step_s),
+            "warmup": len(self.counted),
+            "n_critic": self.cfg["train"]["n_critic"],
+            "step_ms": _stats(self.step_s),
+            "step_ms_all": [round(t * 1e3, 4) for t in self.step_s],
+            "timed_steps": self.timed_steps,
+            "phase_ms": {n: _stats(self.phase_s[n]) for n in phases},
+            "functions_per_pass": per_pass,
+            "counted_steps": self.counted,
+            "passes_per_step": {p: _number(np.mean([s[p] for s in passes])) for p in PASSES},
+            "passes_same_every_step": all(s == passes[0] for s in passes),
+            "lengths_counted": sorted({n for c in self.counted for n in c["lengths"]}),
+            "lengths_timed": sorted({self._length(i) for i in self.timed_steps}),
+            "graph_builds": gan.graph_builds,
+            "last_losses": {"d_loss": self.last_losses[0], "g_loss": self.last_losses[1]},
+            "memory": {
+                "isolated": self.isolated,
+                "peak_reset": self.peak_reset,
+                "host_start_mib": self.host_start,
+                "host_peak_mib": host_peak,
+                "host_peak_above_start_mib": (host_peak - self.host_start if self.peak_reset and host_peak
+                                              and self.host_start else None),
+                "device_peak_above_start_mib": (None if self.device_start is None
+                                                else self.device_peak - self.device_start),
+            },
+            "functions": self._breakdown(graph) if self.functions else None,
+        }
+        self.gan = self.counter = None
+        return result
+
+    def close(self):
+        """Nothing to stop in this process (`WorkerRun.close` stops its process)."""
+
+
+def _return_free_heap():
+    """glibc's malloc_trim(0): hand freed heap pages back to the kernel, so RSS counts live memory only."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def _free_cupy_pool(context):
+    if context.is_cuda:
+        try:
+            import cupy
+
+            cupy.get_default_memory_pool().free_all_blocks()
+        except ImportError:
+            pass
+
+
+def function_breakdown(graph, context, n_run=10, max_seconds=0.05):
+    """Per-function forward/backward times (ms) of one step graph with nnabla's GraphProfiler.
+
+    Profiles three roots: "fake" (G), "d_loss" and "g_loss" (in the detached graph these hold only D).
+    GraphProfiler zeroes the intermediate buffers and accumulates parameter gradients: run it last.
+    """
+    import nnabla as nn
+    from nnabla.utils.profiler import GraphProfiler
+
+    scope_of = {v: os.path.dirname(k) for k, v in nn.get_parameters(grad_only=False).items()}
+    out = {}
+    for name in ("fake", "d_loss", "g_loss"):
+        root = getattr(graph, name)
+        prof = GraphProfiler(root, device_id=context.device_id, ext_name=context.context, n_run=n_run,
+                             max_measure_execution_time=max_seconds)
+        prof.run()
+        res = prof.get_result()
+        rows = [{"function": fn, "scope": scope, "inputs": [list(s) for s in fwd.inputs_shape],
+                 "forward_ms": float(fwd.mean_time), "backward_ms": float(bwd.mean_time)}
+                for (fn, scope), fwd, bwd in zip(_describe(root, scope_of), res["forward"], res["backward"])]
+        out[name] = {"forward_all_ms": float(res["forward_all"]), "backward_all_ms": float(res["backward_all"]),
+                     "functions": rows}
+    return out
+
+
+def _describe(root, scope_of):
+    """(function type, parameter scope) of each function in `root.visit` order, GraphProfiler's order.
+    GraphProfiler names Python functions "Callback"; info.type_name holds their class name."""
+    described = []
+    root.visit(lambda f: described.append(
+        (f.info.type_name, next((scope_of[v] for v in f.inputs if v in scope_of), ""))))
+    return described

@@ -1,0 +1,73 @@
+"""GAN training: losses, the per-bucket step graphs, the three step strategies, and the trainer.
+
+The detached step (see DESIGN.md): the fake batch is computed once per step, `fake.persistent = True`,
+and D sees it through two unlinked views: `fake_d` (need_grad=False) for the D loss, `fake_g`
+(need_grad=True) for the G loss. After the G loss's backward has filled `fake_g.grad` (shared with
+`fake.grad`), `fake.backward(grad=None)` carries it through G. G runs forward once and backward once.
+`linked` (D's backward also runs through G; G runs forward again) and `recompute` (D step detached, G
+runs forward again for the G step) are the usual alternatives, kept for comparison (`gan-sru profile`).
+"""
+import nnabla as nn
+
+import models
+
+from .losses import d_loss_fn, g_loss_fn
+
+STRATEGIES = ("detached", "linked", "recompute")
+
+
+class StepGraph:
+    """The training graph of one bucket: noise, real batch and mask in; fake, D and G losses out.
+
+    Shapes: real (L, B, C), mask (L, B), noise as `models.noise_shapes`. Parameters live under the
+    scopes "G" and "D" and are shared by every bucket's graph.
+    """
+
+    def __init__(self, cfg, length, batch_size, num_features, max_len, strategy):
+        gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
+        self.length, self.strategy = length, strategy
+        self.noise = {k: nn.Variable(s) for k, s in models.noise_shapes(gcfg, length, batch_size).items()}
+        self.mask = nn.Variable((length, batch_size))
+        self.real = nn.Variable((length, batch_size, num_features))
+        with nn.parameter_scope("G"):
+            self.fake = models.build_generator(gcfg, self.noise, self.mask, num_features, max_len)
+        self.fake.persistent = True
+        if strategy == "detached":
+            fake_d = self.fake.get_unlinked_variable(need_grad=False)
+            self.fake_g = self.fake.get_unlinked_variable(need_grad=True)
+        elif strategy == "recompute":
+            fake_d = self.fake.get_unlinked_variable(need_grad=False)
+            self.fake_g = self.fake
+        elif strategy == "linked":
+            fake_d = self.fake_g = self.fake
+        else:
+            raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        with nn.parameter_scope("D"):
+            d_real = models.build_discriminator(dcfg, self.real, self.mask)
+            d_fake = models.build_discriminator(dcfg, fake_d, self.mask)
+            d_gen = models.build_discriminator(dcfg, self.fake_g, self.mask)
+        self.d_loss = d_loss_fn(loss, d_real, d_fake)
+        self.g_loss = g_loss_fn(loss, d_gen)
+        self.d_loss.persistent = self.g_loss.persistent = True
+
+    def feed(self, batch, noise):
+        self.real.d = batch.x
+        self.mask.d = batch.mask
+        for k, v in noise.items():
+            self.noise[k].d = v
+
+
+def generator_params():
+    with nn.parameter_scope("G"):
+        return dict(nn.get_parameters(grad_only=False))
+
+
+def discriminator_params():
+    with nn.parameter_scope("D"):
+        return dict(nn.get_parameters(grad_only=False))
+
+
+def all_params():
+    params = {f"G/{k}": v for k, v in generator_params().items()}
+    params.update({f"D/{k}": v for k, v in discriminator_params().items()})
+    return params

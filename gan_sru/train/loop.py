@@ -1,0 +1,222 @@
+"""The training loop: data, run folder, checkpoints, monitors, pictures, progress."""
+import math
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+from gan_sru import ConfigError, RunFolderError, TrainingDiverged
+from gan_sru.config import dump_config, load_config
+from gan_sru.data import BucketSpec, load_dataset
+from gan_sru.train.run_folder import Checkpoint, RunFolder
+
+from .steps import GanSteps
+
+
+class Trainer:
+    """Trains one run: data, graphs, run folder, checkpoints, monitors, pictures, progress.
+
+    `Trainer(cfg).train()` trains `cfg["train"]["steps"]` steps into `run_dir/name`, resuming from the
+    newest checkpoint when `resume=True`.
+    """
+
+    def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout):
+        self.cfg, self.progress, self.out = cfg, progress, out
+        self.run = RunFolder(os.path.join(cfg["run_dir"], cfg["name"]))
+        self.resume = resume
+        self.strategy = strategy
+        self.stop_signal = None
+
+    def _log(self, msg):
+        print(msg, file=self.out, flush=True)
+
+    def prepare(self):
+        """Load the data, lock and fill the run folder, build the steps, restore a checkpoint."""
+        cfg, run = self.cfg, self.run
+        existing = run.list_checkpoints()
+        if existing and not self.resume:
+            raise RunFolderError(
+                f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
+                "continue it with --resume, or train into another run name (--set name=...)")
+        dataset = load_dataset(cfg["data"], cfg["seed"])  # before the folder exists: bad data leaves nothing
+        run.create().lock()
+        changed = self._changed_keys() if self.resume else []
+        self.train_set, self.holdout = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
+        self.scaler = dataset.scaler
+        self.spec = BucketSpec.from_lengths(dataset.lengths, cfg["data"]["num_buckets"])
+        self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy)
+        self.start_step = 0
+        latest = run.latest_checkpoint() if self.resume else None
+        if latest is not None:
+            step, ckpt = latest
+            # refuses other sizes first, naming the parameter; then any other change of model, data or seed
+            ckpt.restore(self.steps.checkpoint_params(), self.solvers(),
+                         source=f"checkpoint {run.checkpoint_path(step)}")
+            self.start_step = step
+        if latest is not None and changed:
+            raise ConfigError(
+                f"cannot resume {run.path} with a different config: {', '.join(changed)} differ from the run's "
+                f"{run.config_path} (only train.* may change between sessions). Resume with "
+                f"`python train.py --config {run.config_path} --resume`, or train into another run name "
+                "(--set name=...)")
+        if latest is not None:
+            self._log(f"resumed {run.path} from step {self.start_step}")
+        dump_config(cfg, run.config_path)  # after the restore: a refused resume leaves the run's config as it was
+
+    def _changed_keys(self):
+        """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
+        if not os.path.exists(self.run.config_path):
+            return []
+        saved = load_config(self.run.config_path)
+
+        def flat(d, prefix=""):
+            for k, v in d.items():
+                if isinstance(v, dict):
+                    yield from flat(v, f"{prefix}{k}.")
+                else:
+                    yield f"{prefix}{k}", v
+
+        now, before = dict(flat(self.cfg)), dict(flat(saved))
+        ignore = ("train.", "name", "run_dir")
+        return sorted(k for k in set(now) | set(before)
+                      if not k.startswith(ignore) and now.get(k) != before.get(k))
+
+    def solvers(self):
+        return {"G": self.steps.solver_g, "D": self.steps.solver_d}
+
+    def meta(self, step):
+        return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
+                "num_features": self.train_set.num_features, "strategy": self.steps.strategy,
+                "config": self.cfg, "format": 1}
+
+    def save(self, step):
+        ckpt = Checkpoint.capture(self.steps.checkpoint_params(), self.solvers(), self.meta(step))
+        bad = ckpt.first_non_finite()
+        if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
+            raise self.diverged(step - 1, f"{bad} is not finite after the update")
+        ckpt.save(self.run.checkpoint_path(step))
+        self.run.prune(self.cfg["train"]["keep_checkpoints"])
+
+    def diverged(self, step, what):
+        last = self.run.list_checkpoints()
+        where = (f"the last good checkpoint is {last[-1][1]} (step {last[-1][0]})" if last
+                 else "no checkpoint was written yet")
+        return TrainingDiverged(f"training diverged at step {step}: {what}; {where}. Try lower learning rates "
+                                "(train.g_lr, train.d_lr) or train.grad_clip.")
+
+    def _resumed(self, cls, name, monitor, interval, kind):
+        """An nnabla monitor that keeps the run's earlier lines up to the resumed step (nnabla's monitors
+        empty their file when created; lines after the last checkpoint are dropped, they are redone)."""
+        path = os.path.join(self.run.monitors, f"{name}.{kind}.txt")
+        kept = []
+        if self.start_step > 0 and os.path.exists(path):
+            with open(path) as f:
+                kept = [line for line in f if line.split() and line.split()[0].isdigit()
+                        and int(line.split()[0]) <= self.start_step]
+        m = cls(name, monitor, interval=interval, verbose=False)
+        if kept:
+            with open(path, "a") as f:
+                f.writelines(kept)
+        m.flush_at = self.start_step
+        return m
+
+    def _on_signal(self, signum, frame):
+        self.stop_signal = signum
+
+    def train(self):
+        """Run to cfg.train.steps. Returns the run folder path.
+
+        A write that fails (full disk, unwritable folder) is a RunFolderError; the checkpoints written so
+        far stay complete and --resume continues from the newest.
+        """
+        try:
+            return self._train()
+        except OSError as e:
+            raise RunFolderError(
+                f"cannot write into run folder {self.run.path}: {e.strerror or e}"
+                f"{f' ({e.filename})' if e.filename else ''}; its checkpoints are complete and --resume "
+                "continues from the newest") from e
+
+    def _train(self):
+        from nnabla.monitor import Monitor, MonitorSeries, MonitorTimeElapsed
+        from tqdm import tqdm
+
+        self.prepare()
+        cfg, t = self.cfg, self.cfg["train"]
+        total = t["steps"]
+        if self.start_step >= total:
+            self._log(f"{self.run.path} is complete at step {self.start_step} (train.steps = {total}); "
+                      f"to train on, raise it: --set train.steps=...")
+            self.run.unlock()
+            return self.run.path
+        monitor = Monitor(self.run.monitors)
+        series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
+                  for k in ("d_loss", "g_loss")}
+        timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
+        old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        step = self.start_step
+        bar = tqdm(total=total, initial=step, disable=not self.progress, desc=cfg["name"], unit="step",
+                   dynamic_ncols=True)
+        last_saved = step
+        t0 = time.perf_counter()
+        try:
+            while step < total and self.stop_signal is None:
+                d_loss, g_loss = self.steps.step(step)
+                if not (math.isfinite(d_loss) and math.isfinite(g_loss)):
+                    raise self.diverged(step, f"discriminator loss {d_loss}, generator loss {g_loss}")
+                step += 1
+                series["d_loss"].add(step, d_loss)
+                series["g_loss"].add(step, g_loss)
+                timer.add(step)
+                bar.update(1)
+                bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", refresh=False)
+                if step % t["checkpoint_every"] == 0 or step == total:
+                    self.save(step)
+                    last_saved = step
+                if step % t["sample_every"] == 0 or step == total:
+                    self.write_samples(step)
+            if self.stop_signal is not None and step != last_saved:
+                self.save(step)
+        finally:
+            bar.close()
+            for s, h in old_handlers.items():
+                signal.signal(s, h)
+            self.run.unlock()
+        elapsed = time.perf_counter() - t0
+        done = step - self.start_step
+        if self.stop_signal is not None:
+            name = signal.Signals(self.stop_signal).name
+            self._log(f"stopped by {name} at step {step}; checkpoint saved in {self.run.checkpoints}. "
+                      f"Resume with: python train.py --config {self.run.config_path} --resume")
+        else:
+            self.write_curves()
+            self._log(f"trained {done} steps in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.2f} steps/s); "
+                      f"run folder: {self.run.path}")
+            self._log(f"pictures: {self.run.samples}")
+        return self.run.path
+
+    def write_samples(self, step):
+        """A real-vs-generated picture of the longest bucket, with fixed noise so frames are comparable."""
+        from gan_sru import plots
+        from gan_sru.sampling import generate_sequences
+
+        with self.steps.ema_weights():
+            fake = generate_sequences(self.cfg, self.spec.boundaries[-1], 16, seed=12345,
+                                      max_len=self.steps.max_len, num_features=self.train_set.num_features)
+        real = [self.train_set.sequences[i] for i in range(min(16, len(self.train_set)))]
+        plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
+
+    def write_curves(self):
+        from gan_sru import plots
+
+        data = {}
+        for name in ("d_loss", "g_loss"):
+            path = os.path.join(self.run.monitors, f"{name}.series.txt")
+            if os.path.exists(path):
+                arr = np.loadtxt(path, ndmin=2)
+                if arr.size:
+                    data[name] = (arr[:, 0], arr[:, 1])
+        if data:
+            plots.training_curves(data, os.path.join(self.run.path, "losses.png"))

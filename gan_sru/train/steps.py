@@ -1,0 +1,151 @@
+"""One training step: n_critic D updates and one G update on the per-bucket graphs, two Adam solvers, EMA of G."""
+import contextlib
+import math
+
+import nnabla as nn
+import nnabla.functions as F
+import nnabla.solvers as S
+import numpy as np
+
+import models
+from gan_sru.data import sample_batch
+
+from .graphs import StepGraph, all_params, discriminator_params, generator_params
+
+_NOISE_STREAM = 7  # separates the noise's random stream from the data's
+
+
+def clip_global_norm(solver, params, max_norm):
+    """Scale all gradients of `solver` so that their joint L2 norm is at most `max_norm`."""
+    norm = math.sqrt(sum(float(np.square(p.g).sum()) for p in params.values()))
+    if norm > max_norm:
+        solver.scale_grad(max_norm / (norm + 1e-12))
+    return norm
+
+
+# ---------------------------------------------------------------- the step
+
+class GanSteps:
+    """Graphs per bucket (built lazily, reused), two Adam solvers, and one training step per call.
+
+    Batches and noise are pure functions of (seed, step), so a run resumed from a checkpoint continues
+    exactly as if never stopped.
+    """
+
+    def __init__(self, cfg, train_set, spec, strategy=None):
+        self.cfg, self.train_set, self.spec = cfg, train_set, spec
+        self.strategy = strategy or cfg["train"]["strategy"]
+        self.tcfg = cfg["train"]
+        self.batch_size = self.tcfg["batch_size"]
+        self.num_features = train_set.num_features
+        self.max_len = int(spec.boundaries[-1])
+        self.graphs = {}
+        self.graph_builds = 0
+        # function_pre_hook of every forward / backward run here (`gan-sru profile` counts function calls)
+        self.forward_hook = self.backward_hook = None
+        nn.random.prng = np.random.RandomState(cfg["seed"])  # parameter initialisation
+        self.graph_for(spec.boundaries[0])  # creates the parameters
+        self.g_params, self.d_params = generator_params(), discriminator_params()
+        t = self.tcfg
+        self.solver_g = S.Adam(t["g_lr"], t["beta1"], t["beta2"])
+        self.solver_d = S.Adam(t["d_lr"], t["beta1"], t["beta2"])
+        self.solver_g.set_parameters(self.g_params)
+        self.solver_d.set_parameters(self.d_params)
+        # moving average of G's weights (Variables, so checkpoints save and restore them like parameters)
+        self.ema_decay = t["g_ema"]
+        self.ema = {k: nn.Variable.from_numpy_array(v.d.copy()) for k, v in self.g_params.items()} \
+            if self.ema_decay > 0 else {}
+
+    def graph_for(self, length):
+        """The step graph of a bucket length, built on first use."""
+        if length not in self.graphs:
+            self.graphs[length] = StepGraph(self.cfg, length, self.batch_size, self.num_features, self.max_len,
+                                            self.strategy)
+            self.graph_builds += 1
+        return self.graphs[length]
+
+    def inputs(self, step, k=0):
+        """The real batch and noise of critic iteration k of `step`."""
+        seed = self.cfg["seed"]
+        index = step * self.tcfg["n_critic"] + k
+        batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, index)
+        rng = np.random.default_rng([seed, index, _NOISE_STREAM])
+        noise = models.sample_noise(self.cfg["model"]["generator"], batch.x.shape[0], self.batch_size, rng)
+        return batch, noise
+
+    def step(self, step):
+        """One generator update preceded by n_critic discriminator updates. Returns (d_loss, g_loss).
+
+        `self.phase(name)` wraps each phase ("g_forward", "d_step", "g_step", and "g_backward" within
+        the detached "g_step"); the profiler replaces it with a timer. In the linked strategy G's forward
+        is part of "d_step".
+        """
+        for k in range(self.tcfg["n_critic"]):
+            batch, noise = self.inputs(step, k)
+            g = self.graph_for(batch.x.shape[0])
+            g.feed(batch, noise)
+            if self.strategy != "linked":
+                with self.phase("g_forward"):
+                    # G runs once; its backward buffers are kept
+                    g.fake.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
+            with self.phase("d_step"):
+                self.d_step(g)
+        with self.phase("g_step"):
+            self.g_step(g)
+        for k, e in self.ema.items():
+            e.d = self.ema_decay * e.d + (1.0 - self.ema_decay) * self.g_params[k].d
+        return float(g.d_loss.d), float(g.g_loss.d)
+
+    def checkpoint_params(self):
+        """Everything a checkpoint holds besides solver states: G, D and the moving average of G."""
+        params = all_params()
+        params.update({f"EMA/G/{k}": v for k, v in self.ema.items()})
+        return params
+
+    @contextlib.contextmanager
+    def ema_weights(self):
+        """G's parameters temporarily replaced by their moving average (for sampling during training)."""
+        if not self.ema:
+            yield
+            return
+        saved = {k: p.d.copy() for k, p in self.g_params.items()}
+        try:
+            for k, p in self.g_params.items():
+                p.d = self.ema[k].d
+            yield
+        finally:
+            for k, p in self.g_params.items():
+                p.d = saved[k]
+
+    @staticmethod
+    def phase(name):
+        return contextlib.nullcontext()
+
+    def d_step(self, g):
+        """D update; the fake batch must be computed already unless the strategy is linked."""
+        self.solver_d.zero_grad()
+        g.d_loss.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
+        g.d_loss.backward(clear_buffer=True, function_pre_hook=self.backward_hook)
+        self._update(self.solver_d, self.d_params)
+        if self.tcfg["loss"] == "wasserstein":
+            c = self.tcfg["weight_clip"]
+            for p in self.d_params.values():
+                p.data.copy_from(F.clip_by_value(p.data, -c, c))
+
+    def g_step(self, g):
+        self.solver_g.zero_grad()
+        if self.strategy == "detached":
+            g.fake_g.grad.zero()
+            g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
+            g.g_loss.backward(clear_buffer=True, function_pre_hook=self.backward_hook)
+            with self.phase("g_backward"):
+                g.fake.backward(grad=None, clear_buffer=True, function_pre_hook=self.backward_hook)
+        else:  # the G loss is linked to the noise: G runs forward again, then backward
+            g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
+            g.g_loss.backward(clear_buffer=True, function_pre_hook=self.backward_hook)
+        self._update(self.solver_g, self.g_params)
+
+    def _update(self, solver, params):
+        if self.tcfg["grad_clip"]:
+            clip_global_norm(solver, params, self.tcfg["grad_clip"])
+        solver.update()
