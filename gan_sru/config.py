@@ -19,10 +19,13 @@ from collections import namedtuple
 import yaml
 
 from gan_sru import ConfigError
+from gan_sru.data.readers import SUFFIXES as DATA_SUFFIXES
 from gan_sru.files import atomic_write_text
+from gan_sru.registry import DISCRIMINATORS, GENERATORS, LOSSES, OUTPUT_ACTIVATIONS, STRATEGIES, Registry
 
 # kind: int | float | bool | str | list[str], with a trailing "?" when null is allowed.
-# allowed: None, a tuple of choices, a numeric range (">= 1", "> 0", "[0, 1)"), or a regex for strings.
+# allowed: None, a tuple of choices or a Registry (its names), a numeric range (">= 1", "> 0", "[0, 1)"),
+# or a regex for strings.
 Field = namedtuple("Field", "kind default allowed doc")
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
@@ -49,7 +52,7 @@ SCHEMA = {
     "data.num_buckets": Field("int", 3, ">= 1", "number of length buckets (quantiles of the lengths)"),
     "data.holdout_fraction": Field("float", 0.1, "[0, 1)", "share of sequences held out as real data for evaluate"),
     # generator
-    "model.generator.name": Field("str", "sru", ("sru",), "generator architecture"),
+    "model.generator.name": Field("str", "sru", GENERATORS, "generator architecture (models/generators.py)"),
     "model.generator.noise_dim": Field("int", 2, ">= 1", "noise features per time step"),
     "model.generator.static_noise_dim": Field("int", 8, ">= 0",
                                               "noise features drawn once per sequence and fed at every step"),
@@ -63,11 +66,11 @@ SCHEMA = {
     "model.generator.weight_c": Field("bool", False, None, "2018 SRU form: v * c[t-1] in both gates"),
     "model.generator.layer_norm": Field("bool", False, None, "layer normalisation of each layer's input"),
     "model.generator.dropout": Field("float", 0.0, "[0, 1)", "dropout between SRU layers"),
-    "model.generator.output_activation": Field("str", "sigmoid", ("sigmoid", "identity"),
+    "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator
-    "model.discriminator.name": Field("str", "sru_bi", ("sru_bi", "conv1d"),
-                                      "bidirectional SRU or 1-D convolutions over time"),
+    "model.discriminator.name": Field("str", "sru_bi", DISCRIMINATORS,
+                                      "bidirectional SRU or 1-D convolutions over time (models/discriminators.py)"),
     "model.discriminator.hidden_size": Field("int", 64, ">= 1", "sru_bi: hidden size per direction"),
     "model.discriminator.num_layers": Field("int", 1, ">= 1", "stacked layers"),
     "model.discriminator.channels": Field("int", 64, ">= 1", "conv1d: channels per layer"),
@@ -75,9 +78,8 @@ SCHEMA = {
     # training
     "train.steps": Field("int", 2000, ">= 1", "generator updates"),
     "train.batch_size": Field("int", 128, ">= 1", "sequences per batch"),
-    "train.loss": Field("str", "non_saturating", ("non_saturating", "hinge", "least_squares", "wasserstein"),
-                        "GAN loss"),
-    "train.strategy": Field("str", "detached", ("detached", "linked", "recompute"),
+    "train.loss": Field("str", "non_saturating", LOSSES, "GAN loss"),
+    "train.strategy": Field("str", "detached", STRATEGIES,
                             "how the fake batch is shared by the D and G steps"),
     "train.n_critic": Field("int", 1, ">= 1", "discriminator updates per generator update"),
     "train.g_lr": Field("float", 0.001, "> 0", "generator Adam learning rate"),
@@ -97,7 +99,6 @@ SCHEMA = {
 
 SECTIONS = sorted({key.rsplit(".", 1)[0] for key in SCHEMA if "." in key}
                   | {key.split(".", 1)[0] for key in SCHEMA if "." in key})
-DATA_SUFFIXES = (".npy", ".npz", ".csv")
 
 _repr = reprlib.Repr()
 _repr.maxstring = 60
@@ -184,13 +185,23 @@ def _in_range(x, spec):
     return lo_ok and hi_ok
 
 
+def _choices(field):
+    """The allowed values of a field with a fixed set of them (a registry's names in registration order), or None."""
+    if isinstance(field.allowed, Registry):
+        return tuple(field.allowed)
+    return field.allowed if isinstance(field.allowed, tuple) else None
+
+
 def _expected(field):
     """Human description of what a field accepts, e.g. 'an integer >= 1 or null'."""
     kind = field.kind.rstrip("?")
     text = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string",
             "list[str]": "a list of strings"}[kind]
-    if isinstance(field.allowed, tuple):
-        text = "one of " + ", ".join(repr(c) for c in field.allowed)
+    if isinstance(field.allowed, Registry) and not field.allowed:
+        text = (f"a registered {field.allowed.kind} name (none is registered: import models, or the module "
+                "that registers yours, first)")
+    elif _choices(field) is not None:
+        text = "one of " + ", ".join(repr(c) for c in _choices(field))
     elif isinstance(field.allowed, str):
         text += f" {field.allowed}"
     elif isinstance(field.allowed, re.Pattern):
@@ -235,7 +246,7 @@ def check_value(key, value, where):
     elif kind == "str":
         if not isinstance(value, str):
             refuse(" (quote it in YAML if it is meant as text)" if isinstance(value, (bool, int, float)) else "")
-        if value == "" and not isinstance(field.allowed, tuple):
+        if value == "" and _choices(field) is None:
             refuse(" (not empty)")
         if isinstance(field.allowed, re.Pattern) and not field.allowed.fullmatch(value):
             refuse()
@@ -245,8 +256,9 @@ def check_value(key, value, where):
         if len(set(value)) != len(value):
             refuse(" (without repeats)")
         return list(value)
-    if isinstance(field.allowed, tuple) and value not in field.allowed:
-        close = difflib.get_close_matches(str(value), field.allowed, n=1)
+    choices = _choices(field)
+    if choices is not None and value not in choices:
+        close = difflib.get_close_matches(str(value), choices, n=1)
         refuse(f" (did you mean {close[0]!r}?)" if close else "")
     if isinstance(field.allowed, str) and not _in_range(value, field.allowed):
         refuse()
@@ -295,8 +307,8 @@ def _nest(flat):
     return tree
 
 
-def _flat_of(cfg):
-    """Nested resolved config -> {dotted key: value}."""
+def flat_config(cfg):
+    """Resolved nested config -> {dotted key: value}, in SCHEMA order (the one flattening of a resolved config)."""
     flat = {}
     for key in SCHEMA:
         node = cfg
@@ -304,11 +316,6 @@ def _flat_of(cfg):
             node = node[p]
         flat[key] = node
     return flat
-
-
-def default_config():
-    """The config with every key at its default, as a nested dict."""
-    return _nest({key: copy.deepcopy(f.default) for key, f in SCHEMA.items()})
 
 
 # ---------------------------------------------------------------- overrides
@@ -420,17 +427,6 @@ def load_config(path=None, overrides=()):
     return resolve_config(_parse_yaml(text, where), where, overrides)
 
 
-def validate_config(cfg, where="<config>"):
-    """Check an already resolved nested config (every key present); returns it normalised."""
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"{where}: top level is {_kind_name(cfg)}; expected a mapping")
-    flat = _flatten(cfg, "", where)
-    missing = [key for key in SCHEMA if key not in flat]
-    if missing:
-        raise ConfigError(f"{where}: missing key {missing[0]!r} (a resolved config holds every key)")
-    return resolve_config(cfg, where)
-
-
 def dump_yaml(cfg):
     """Resolved config -> YAML text that load_config reads back to the same dict."""
     return yaml.dump(cfg, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
@@ -450,8 +446,8 @@ def schema_markdown():
     rows = ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
     for key, f in SCHEMA.items():
         default = dump_yaml(f.default).strip().split("\n")[0]  # the YAML spelling: null, true, 0.001
-        if isinstance(f.allowed, tuple):
-            allowed = " \\| ".join(f"`{c}`" for c in f.allowed)
+        if _choices(f) is not None:
+            allowed = " \\| ".join(f"`{c}`" for c in _choices(f))
         elif isinstance(f.allowed, re.Pattern):
             allowed = f"`{f.allowed.pattern}`"
         else:

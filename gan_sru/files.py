@@ -1,10 +1,5 @@
 """Atomic file writes: the one way this project writes a file that must never be seen half-written."""
 import os
-import time
-
-# Test hook: seconds to sleep between writing the temporary file and renaming it, so that tests can
-# kill a process in the middle of a write (tests/test_faults.py).
-WRITE_DELAY_ENV = "GAN_SRU_TEST_WRITE_DELAY"
 
 
 def temporary_name(path):
@@ -34,8 +29,6 @@ def atomic_write(path, write_fn, make_dirs=False):
             write_fn(f)
             f.flush()
             os.fsync(f.fileno())
-        if os.environ.get(WRITE_DELAY_ENV):
-            time.sleep(float(os.environ[WRITE_DELAY_ENV]))
         os.replace(tmp, path)
         fsync_dir(folder)
     except BaseException:

@@ -4,41 +4,48 @@ import os
 import nnabla as nn
 import numpy as np
 
-import models
 from gan_sru import CheckpointError
 from gan_sru.config import load_config, resolve_config
 from gan_sru.data import BucketSpec, MinMaxScaler
+from gan_sru.networks import generator_graph, sample_noise
 from gan_sru.train.run_folder import RunFolder
 
 _GENERATE_STREAM = 11
 
 
-def generate_sequences(cfg, length, num, seed, max_len, num_features, lengths=None, batch_size=256):
-    """`num` sequences from the generator whose parameters are under scope "G", in the [0, 1] scale.
+class Sampler:
+    """Sequences from the generator whose parameters are under scope "G", in the [0, 1] scale.
 
-    length: steps of the generated array; lengths: optional (num,) valid lengths (right-padded with 0).
-    Returns float32 (num, length, C). The same seed gives the same sequences.
+    One inference graph per (length, batch size), built on first use and kept: sampling again (the
+    trainer's periodic pictures, evaluate's several sets) reuses it.
     """
-    gcfg = cfg["model"]["generator"]
-    rng = np.random.default_rng([seed, _GENERATE_STREAM])
-    lengths = np.full(num, length) if lengths is None else np.asarray(lengths)
-    out = np.zeros((num, length, num_features), np.float32)
-    graphs = {}
-    for start in range(0, num, batch_size):
-        b = min(batch_size, num - start)
-        if b not in graphs:
-            noise = {k: nn.Variable(s) for k, s in models.noise_shapes(gcfg, length, b).items()}
-            mask = nn.Variable((length, b))
-            with nn.parameter_scope("G"):
-                fake = models.build_generator(gcfg, noise, mask, num_features, max_len, train=False)
-            graphs[b] = (noise, mask, fake)
-        noise, mask, fake = graphs[b]
-        for k, v in models.sample_noise(gcfg, length, b, rng).items():
-            noise[k].d = v
-        mask.d = (np.arange(length)[:, None] < lengths[start:start + b][None, :]).astype(np.float32)
-        fake.forward(clear_buffer=True)
-        out[start:start + b] = np.transpose(fake.d, (1, 0, 2))
-    return out
+
+    def __init__(self, gcfg, num_features, max_len, batch_size=256):
+        self.gcfg, self.num_features, self.max_len, self.batch_size = gcfg, num_features, max_len, batch_size
+        self.graphs = {}
+
+    def graph(self, length, batch_size):
+        key = (length, batch_size)
+        if key not in self.graphs:
+            self.graphs[key] = generator_graph(self.gcfg, length, batch_size, self.num_features, self.max_len,
+                                               train=False)
+        return self.graphs[key]
+
+    def sample(self, length, num, seed, lengths=None):
+        """(num, length, C) float32; lengths: optional (num,) valid lengths (right-padded with 0).
+        The same seed gives the same sequences."""
+        rng = np.random.default_rng([seed, _GENERATE_STREAM])
+        lengths = np.full(num, length) if lengths is None else np.asarray(lengths)
+        out = np.zeros((num, length, self.num_features), np.float32)
+        for start in range(0, num, self.batch_size):
+            b = min(self.batch_size, num - start)
+            g = self.graph(length, b)
+            for k, v in sample_noise(self.gcfg, length, b, rng).items():
+                g.noise[k].d = v
+            g.mask.d = (np.arange(length)[:, None] < lengths[start:start + b][None, :]).astype(np.float32)
+            g.fake.forward(clear_buffer=True)
+            out[start:start + b] = np.transpose(g.fake.d, (1, 0, 2))
+        return out
 
 
 class TrainedRun:
@@ -73,7 +80,8 @@ class TrainedRun:
     def _load_generator(self):
         """Create the generator's parameters (by building a tiny graph) and copy the checkpoint's into them."""
         nn.clear_parameters()
-        generate_sequences(self.cfg, 2, 1, 0, self.max_len, self.num_features)
+        self.sampler = Sampler(self.cfg["model"]["generator"], self.num_features, self.max_len)
+        self.sampler.graph(2, 1)
         with nn.parameter_scope("G"):
             params = {f"G/{k}": v for k, v in nn.get_parameters(grad_only=False).items()}
         for name, var in params.items():
@@ -91,4 +99,4 @@ class TrainedRun:
         L = int(length or self.max_len)
         if lengths is None:
             lengths = np.full(num, L)
-        return generate_sequences(self.cfg, L, num, seed, self.max_len, self.num_features, lengths), lengths
+        return self.sampler.sample(L, num, seed, lengths), lengths

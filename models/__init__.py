@@ -1,18 +1,9 @@
-"""Generator and discriminator architectures, picked by name from the config's `model` section.
+"""The networks: generators and discriminators, registered by name into gan_sru.registry on import.
 
-    fake = build_generator(cfg["model"]["generator"], noise, mask, num_features, max_len)  # (L, B, C)
-    logits = build_discriminator(cfg["model"]["discriminator"], seqs, mask)         # (B, 1)
+Add your own the same way (a module that decorates its builder with `GENERATORS.register("name")`,
+imported before training) and pick it in the config: `model.generator.name: name`.
+
+    generator(gcfg, noise, mask, num_features, max_len, train=True) -> fake (L, B, C)
+    discriminator(dcfg, seqs, mask, train=True) -> logits (B, 1)
 """
-from .discriminators import DISCRIMINATORS
-from .generators import GENERATORS, noise_shapes, sample_noise
-
-
-def build_generator(gcfg, noise, mask, num_features, max_len, train=True):
-    return GENERATORS[gcfg["name"]](gcfg, noise, mask, num_features, max_len, train=train)
-
-
-def build_discriminator(dcfg, seqs, mask, train=True):
-    return DISCRIMINATORS[dcfg["name"]](dcfg, seqs, mask, train=train)
-
-
-__all__ = ["build_generator", "build_discriminator", "noise_shapes", "sample_noise", "GENERATORS", "DISCRIMINATORS"]
+from . import discriminators, generators  # noqa: F401  (registers them)

@@ -4,6 +4,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 
 from gan_sru.ops.sru import sru
+from gan_sru.registry import DISCRIMINATORS
 
 
 def _mean_over_valid_steps(h, mask):
@@ -20,6 +21,7 @@ def _head(feats, width):
     return PF.affine(h, 1, name="output")
 
 
+@DISCRIMINATORS.register("sru_bi")
 def sru_bi_discriminator(dcfg, seqs, mask, train=True):
     """Bidirectional SRU stack; the time-mean of its output and its last states -> MLP head -> logit."""
     with nn.parameter_scope("discriminator"):
@@ -31,6 +33,7 @@ def sru_bi_discriminator(dcfg, seqs, mask, train=True):
         return _head(feats, dcfg["hidden_size"])
 
 
+@DISCRIMINATORS.register("conv1d")
 def conv1d_discriminator(dcfg, seqs, mask, train=True):
     """1-D convolutions over time (same padding, leaky ReLU, padding re-zeroed) -> masked mean -> MLP head."""
     L, B, C = seqs.shape
@@ -47,5 +50,3 @@ def conv1d_discriminator(dcfg, seqs, mask, train=True):
         feats = F.sum(x, axis=2) / F.reshape(F.sum(m, axis=2), (B, 1))
         return _head(feats, dcfg["channels"])
 
-
-DISCRIMINATORS = {"sru_bi": sru_bi_discriminator, "conv1d": conv1d_discriminator}

@@ -5,18 +5,10 @@ import nnabla.parametric_functions as PF
 import numpy as np
 
 from gan_sru.ops.sru import sru
+from gan_sru.registry import GENERATORS
 
 
-def noise_shapes(gcfg, length, batch_size):
-    """Shapes of the generator's noise inputs: per-step noise and one per-sequence vector."""
-    return dict(step=(length, batch_size, gcfg["noise_dim"]), static=(batch_size, gcfg["static_noise_dim"]))
-
-
-def sample_noise(gcfg, length, batch_size, rng):
-    """Standard normal noise for `noise_shapes`; float32 arrays."""
-    return {k: rng.standard_normal(s).astype(np.float32) for k, s in noise_shapes(gcfg, length, batch_size).items()}
-
-
+@GENERATORS.register("sru")
 def sru_generator(gcfg, noise, mask, num_features, max_len, train=True):
     """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine -> output activation.
 
@@ -45,5 +37,3 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True):
     # zero the padded steps, as the real batch is; an explicit broadcast first (a broadcasting Mul2 is slow)
     return out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
 
-
-GENERATORS = {"sru": sru_generator}

@@ -8,13 +8,11 @@ import pytest
 from gan_sru import ConfigError
 from gan_sru.config import (
     SCHEMA,
-    default_config,
     dump_config,
     load_config,
     parse_override,
     resolve_config,
     schema_markdown,
-    validate_config,
 )
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,7 +38,7 @@ def refused(tmp_path, text, *patterns, overrides=()):
 
 def test_defaults_fill_every_schema_key():
     cfg = load_config(None)
-    assert cfg == default_config()
+    assert cfg == load_config()
     assert cfg["train"]["steps"] == 2000 and cfg["data"]["source"] == "sines"
     assert cfg["model"]["generator"]["hidden_size"] == 64 and cfg["train"]["grad_clip"] is None
     for key, field in SCHEMA.items():
@@ -63,8 +61,8 @@ def test_partial_file_keeps_other_defaults(tmp_path):
 
 
 def test_empty_file_and_empty_section_mean_defaults(tmp_path):
-    assert load_config(write(tmp_path, "")) == default_config()
-    assert load_config(write(tmp_path, "train:\n# steps: 5\n")) == default_config()
+    assert load_config(write(tmp_path, "")) == load_config()
+    assert load_config(write(tmp_path, "train:\n# steps: 5\n")) == load_config()
 
 
 def test_float_forms_and_int_for_float(tmp_path):
@@ -81,20 +79,12 @@ def test_dump_then_load_round_trip(tmp_path):
     dump_config(cfg, path)
     assert load_config(path) == cfg
     assert cfg["name"] == "1e-3"  # a string that the float resolver must not turn into a number
-    dump_config(default_config(), path)  # overwrite in place
-    assert load_config(path) == default_config()
+    dump_config(load_config(), path)  # overwrite in place
+    assert load_config(path) == load_config()
     assert os.listdir(tmp_path) == ["resolved.yaml"]  # no temp file left behind
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # an ordinary file, not a private temp file
-
-
-def test_validate_config_accepts_resolved_and_refuses_incomplete():
-    cfg = default_config()
-    assert validate_config(cfg) == cfg
-    del cfg["train"]["steps"]
-    with pytest.raises(ConfigError, match=r"run.yaml: missing key 'train.steps'"):
-        validate_config(cfg, "run.yaml")
 
 
 def test_schema_markdown_lists_every_key():

@@ -23,7 +23,6 @@ import pytest
 import yaml
 from conftest import unwritable
 
-from gan_sru.files import WRITE_DELAY_ENV
 from gan_sru.train.run_folder import TEMPORARY_RE, Checkpoint, RunFolder
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +52,11 @@ def train_cmd(run_dir, steps, extra=None, resume=False, config=CONFIG):
 
 def child_env(extra=None):
     return dict(os.environ, MPLBACKEND="Agg", **(extra or {}))
+
+
+def slow_writes(cmd, seconds):
+    """`cmd` (python SCRIPT ...) with every atomic write's rename delayed by `seconds` (tests/slow_writes.py)."""
+    return [cmd[0], os.path.join(REPO, "tests", "slow_writes.py"), str(seconds)] + cmd[1:]
 
 
 def start(cmd, env=None, **kw):
@@ -184,8 +188,8 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_pa
         while True:
             before = newest_step(run)
             mode = rng.choice(["startup", "step", "step", "write", "write"]) if kills_left else "finish"
-            env = {WRITE_DELAY_ENV: "0.3"} if mode == "write" else None
-            proc = start(train_cmd(root, STEPS, {"train.checkpoint_every": 1}, resume=resume), env)
+            cmd = train_cmd(root, STEPS, {"train.checkpoint_every": 1}, resume=resume)
+            proc = start(slow_writes(cmd, 0.3) if mode == "write" else cmd)
             killed = mode != "finish" and kill_when(proc, run, mode, rng)
             out, err = proc.communicate(timeout=TIMEOUT)
             step = resumed_from(out, run)
@@ -258,7 +262,7 @@ def test_sigint_and_sigterm_stop_with_a_checkpoint_and_the_resume_command(tmp_pa
 def test_second_trainer_is_refused_and_a_killed_holder_frees_the_lock(tmp_path):
     run = RunFolder(tmp_path / "run")
     # the holder sleeps 4 s inside every checkpoint write, with its temporary on disk
-    holder = start(train_cmd(tmp_path, 100000), env={WRITE_DELAY_ENV: "4"})
+    holder = start(slow_writes(train_cmd(tmp_path, 100000), 4))
     try:
         assert wait_for(lambda: temporaries(run), holder)
         writing = temporaries(run)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gan_sru.config import load_config
-from gan_sru.data import BucketSpec, load_dataset
+from gan_sru.data import training_data
 from gan_sru.train import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
@@ -20,12 +20,11 @@ def tiny_cfg(tmp_path, *extra, config="configs/sines.yaml"):
     return load_config(config, TINY + [f"run_dir={tmp_path}"] + list(extra))
 
 
-def make_steps(cfg, strategy):
+def make_steps(cfg, strategy, observer=None):
     nn.clear_parameters()
-    ds = load_dataset(cfg["data"], cfg["seed"])
-    train, _ = ds.split(cfg["data"]["holdout_fraction"], cfg["seed"])
-    spec = BucketSpec.from_lengths(ds.lengths, cfg["data"]["num_buckets"])
-    return GanSteps(cfg, train, spec, strategy=strategy)
+    data = training_data(cfg)
+    train, spec = data.train, data.spec
+    return GanSteps(cfg, train, spec, strategy=strategy, observer=observer)
 
 
 def snapshot():
@@ -194,13 +193,14 @@ def test_losses_on_known_logits(kind, real, fake, d_expected, g_expected):
 def test_generator_passes_per_step_counted_with_function_hooks(tmp_path, strategy, g_forward, g_backward):
     """The detached step runs G forward once and backward once per step (nnabla function hooks)."""
     from gan_sru.profiling import CallCounter
+    from gan_sru.profiling.measure import ProfileObserver
 
     cfg = tiny_cfg(tmp_path)
-    steps = make_steps(cfg, strategy)
+    steps = make_steps(cfg, strategy, observer=ProfileObserver(lambda: None))
     counter = CallCounter(steps.g_params, steps.d_params)
     per_pass = counter.functions_per_pass(steps.graph_for(8))["G"]
     assert per_pass > 0
-    steps.forward_hook, steps.backward_hook = counter.hook("forward"), counter.hook("backward")
+    steps.observer.count_on(counter)
     for i in range(3):
         counter.calls.clear()
         steps.step(i)

@@ -13,7 +13,7 @@ from gan_sru import CheckpointError, ConfigError
 from gan_sru.commands import evaluate
 from gan_sru.commands import generate as generate_cmd
 from gan_sru.config import load_config
-from gan_sru.data import load_dataset, read_sequences
+from gan_sru.data import read_sequences, training_data
 from gan_sru.sampling import TrainedRun
 from gan_sru.train import Trainer
 
@@ -50,7 +50,8 @@ def gen_args(run, out, **kw):
 
 def train_split(run):
     cfg = load_config(os.path.join(run, "config.yaml"))
-    return load_dataset(cfg["data"], cfg["seed"]).split(cfg["data"]["holdout_fraction"], cfg["seed"])
+    data = training_data(cfg)
+    return data.train, data.holdout
 
 
 def image_size(path):

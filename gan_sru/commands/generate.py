@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from gan_sru import ConfigError, DataError
-from gan_sru.data import load_dataset, save_sequences
+from gan_sru.data import save_sequences, training_data
 from gan_sru.files import atomic_write_text
 
 _LENGTH_STREAM = 0x1E46  # separates the length draw from the generator's noise stream
@@ -49,10 +49,10 @@ def training_split(cfg):
     """The run's training and held-out real data, re-created from its config: (train, holdout) Datasets
     in the [0, 1] scale. A data file that has gone missing is a DataError saying what needs it."""
     try:
-        dataset = load_dataset(cfg["data"], cfg["seed"])
+        data = training_data(cfg)
     except DataError as e:
         raise DataError(f"cannot re-create the run's training data from its config: {e}") from e
-    return dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
+    return data.train, data.holdout
 
 
 def draw_lengths(train_lengths, num, seed, length=None):

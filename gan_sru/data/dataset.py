@@ -1,8 +1,11 @@
 """A dataset of scaled sequences, built from the config's `data` section, and its train/holdout split."""
+from typing import NamedTuple
+
 import numpy as np
 
 from gan_sru import DataError
 
+from .buckets import BucketSpec
 from .builtin import make_sines
 from .readers import read_sequences
 from .scaling import MinMaxScaler
@@ -78,3 +81,20 @@ def make_windows(sequences, window, stride=1):
         else:
             out.extend(s[start:start + window] for start in range(0, len(s) - window + 1, stride))
     return out
+
+
+class TrainingData(NamedTuple):
+    """The data of a run as training sees it: all sequences (scaled), the train/holdout split, the buckets."""
+    dataset: Dataset
+    train: Dataset
+    holdout: Dataset
+    spec: BucketSpec
+
+
+def training_data(cfg):
+    """Load -> scale -> split -> buckets, from a resolved config: the one recipe used by the trainer, sampling,
+    evaluation, the profiler, the benchmarks and the tests. Buckets come from every sequence's length, so
+    any subset fits them."""
+    dataset = load_dataset(cfg["data"], cfg["seed"])
+    train, holdout = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
+    return TrainingData(dataset, train, holdout, BucketSpec.from_lengths(dataset.lengths, cfg["data"]["num_buckets"]))

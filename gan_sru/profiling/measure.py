@@ -10,6 +10,8 @@ from typing import NamedTuple
 import numpy as np
 
 from gan_sru import ConfigError
+from gan_sru.registry import STRATEGIES
+from gan_sru.train.steps import StepObserver
 
 DEFAULT_STRATEGIES = ("linked", "recompute", "detached")
 DEFAULT_STEPS = 20
@@ -36,8 +38,6 @@ class ExtensionContext(NamedTuple):
 
 def parse_strategies(text):
     """'linked,recompute,detached' -> a tuple of strategy names; ConfigError for an unknown or repeated name."""
-    from gan_sru.train import STRATEGIES
-
     names = [s.strip() for s in str(text).split(",") if s.strip()]
     expected = f"a comma-separated list of {', '.join(STRATEGIES)}"
     if not names:
@@ -61,24 +61,25 @@ def _check_counts(steps, warmup):
 
 def load_training_data(cfg):
     """The training split and the length buckets, exactly as the trainer builds them."""
-    from gan_sru.data import BucketSpec, load_dataset
+    from gan_sru.data import training_data
 
-    dataset = load_dataset(cfg["data"], cfg["seed"])
-    train_set, _ = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
-    return train_set, BucketSpec.from_lengths(dataset.lengths, cfg["data"]["num_buckets"])
+    data = training_data(cfg)
+    return data.train, data.spec
 
 
 # ---------------------------------------------------------------- measuring one strategy
 
-class PhaseTimer:
-    """Stands in for `GanSteps.phase`: adds each phase's wall time (seconds) to `self.seconds[name]`."""
+class ProfileObserver(StepObserver):
+    """What `GanSteps` reports to while profiling: each phase's wall time (seconds) added to
+    `self.seconds[name]`, and, between `count_on(counter)` and `count_off()`, every function call
+    passed to the CallCounter's hooks."""
 
     def __init__(self, sync):
         self.sync = sync
         self.seconds = collections.defaultdict(float)
 
     @contextlib.contextmanager
-    def __call__(self, name):
+    def phase(self, name):
         self.sync()
         t0 = time.perf_counter()
         try:
@@ -86,6 +87,12 @@ class PhaseTimer:
         finally:
             self.sync()
             self.seconds[name] += time.perf_counter() - t0
+
+    def count_on(self, counter):
+        self.forward_hook, self.backward_hook = counter.hook("forward"), counter.hook("backward")
+
+    def count_off(self):
+        self.forward_hook = self.backward_hook = None
 
 
 class CallCounter:
@@ -215,9 +222,8 @@ class StrategyRun:
         self.device_start = self.device_peak = _device_used_mib(self.context)
 
         self.sync = _synchronizer(self.context)
-        self.gan = GanSteps(self.cfg, train_set, spec, strategy=self.strategy)
-        self.timer = PhaseTimer(self.sync)
-        self.gan.phase = self.timer
+        self.timer = ProfileObserver(self.sync)
+        self.gan = GanSteps(self.cfg, train_set, spec, strategy=self.strategy, observer=self.timer)
         self.counter = CallCounter(self.gan.g_params, self.gan.d_params)
         self.counted, self.step_s, self.phase_s = [], [], collections.defaultdict(list)
         self.timed_steps, self.last_losses = [], None
@@ -225,12 +231,12 @@ class StrategyRun:
     def count_step(self, i):
         """Step i with the function hooks on (untimed); records the calls and the batch lengths."""
         gan, counter = self.gan, self.counter
-        gan.forward_hook, gan.backward_hook = counter.hook("forward"), counter.hook("backward")
+        self.timer.count_on(counter)
         counter.calls.clear()
         try:
             gan.step(i)
         finally:
-            gan.forward_hook = gan.backward_hook = None
+            self.timer.count_off()
         lengths = [self._length(i, k) for k in range(self.cfg["train"]["n_critic"])]
         self.counted.append({"step": i, "lengths": lengths, "calls": {p: counter.calls[p] for p in PASSES}})
 

@@ -4,6 +4,7 @@ import time
 import numpy as np
 
 from gan_sru import GanSruError
+from gan_sru.registry import import_network_modules, network_modules
 
 from .measure import (
     DEFAULT_STEPS,
@@ -27,8 +28,8 @@ class WorkerRun:
         self.strategy = strategy
         mp = multiprocessing.get_context("spawn")
         self.conn, child = mp.Pipe()
-        self.process = mp.Process(target=_worker, args=(child, cfg, strategy, context, functions), daemon=True,
-                                  name=f"gan-sru profile {strategy}")
+        self.process = mp.Process(target=_worker, args=(child, cfg, strategy, context, functions, network_modules()),
+                                  daemon=True, name=f"gan-sru profile {strategy}")
         self.process.start()
         child.close()
 
@@ -72,9 +73,11 @@ class WorkerRun:
         self.conn.close()
 
 
-def _worker(conn, cfg, strategy, context, functions):
+def _worker(conn, cfg, strategy, context, functions, networks):
     """The worker process's loop: run the commands of `WorkerRun` on a `StrategyRun`."""
     import traceback
+
+    import_network_modules(networks)  # a spawned process has not imported models
 
     run = StrategyRun(cfg, strategy, context, functions=functions, isolated=True)
     data = None

@@ -1,7 +1,9 @@
 """Training: losses, the per-bucket step graphs and their three strategies, the step, the loop, run folders."""
-from .graphs import STRATEGIES, StepGraph, all_params, discriminator_params, generator_params
+from gan_sru.registry import LOSSES, STRATEGIES
+
+from .graphs import StepGraph, all_params, discriminator_params, generator_params
 from .loop import Trainer
-from .losses import LOSSES, d_loss_fn, g_loss_fn
+from .losses import d_loss_fn, g_loss_fn
 from .run_folder import Checkpoint, RunFolder
 from .steps import GanSteps, clip_global_norm
 

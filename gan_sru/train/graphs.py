@@ -9,28 +9,24 @@ runs forward again for the G step) are the usual alternatives, kept for comparis
 """
 import nnabla as nn
 
-import models
+from gan_sru.networks import discriminator, generator_graph
+from gan_sru.registry import STRATEGIES
 
 from .losses import d_loss_fn, g_loss_fn
-
-STRATEGIES = ("detached", "linked", "recompute")
 
 
 class StepGraph:
     """The training graph of one bucket: noise, real batch and mask in; fake, D and G losses out.
 
-    Shapes: real (L, B, C), mask (L, B), noise as `models.noise_shapes`. Parameters live under the
+    Shapes: real (L, B, C), mask (L, B), noise as `gan_sru.networks.noise_shapes`. Parameters live under the
     scopes "G" and "D" and are shared by every bucket's graph.
     """
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
-        self.noise = {k: nn.Variable(s) for k, s in models.noise_shapes(gcfg, length, batch_size).items()}
-        self.mask = nn.Variable((length, batch_size))
+        self.noise, self.mask, self.fake = generator_graph(gcfg, length, batch_size, num_features, max_len)
         self.real = nn.Variable((length, batch_size, num_features))
-        with nn.parameter_scope("G"):
-            self.fake = models.build_generator(gcfg, self.noise, self.mask, num_features, max_len)
         self.fake.persistent = True
         if strategy == "detached":
             fake_d = self.fake.get_unlinked_variable(need_grad=False)
@@ -42,10 +38,9 @@ class StepGraph:
             fake_d = self.fake_g = self.fake
         else:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
-        with nn.parameter_scope("D"):
-            d_real = models.build_discriminator(dcfg, self.real, self.mask)
-            d_fake = models.build_discriminator(dcfg, fake_d, self.mask)
-            d_gen = models.build_discriminator(dcfg, self.fake_g, self.mask)
+        d_real = discriminator(dcfg, self.real, self.mask)
+        d_fake = discriminator(dcfg, fake_d, self.mask)
+        d_gen = discriminator(dcfg, self.fake_g, self.mask)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
         self.d_loss.persistent = self.g_loss.persistent = True

@@ -8,8 +8,8 @@ import time
 import numpy as np
 
 from gan_sru import ConfigError, RunFolderError, TrainingDiverged
-from gan_sru.config import dump_config, load_config
-from gan_sru.data import BucketSpec, load_dataset
+from gan_sru.config import dump_config, flat_config, load_config
+from gan_sru.data import training_data
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from .steps import GanSteps
@@ -28,6 +28,7 @@ class Trainer:
         self.resume = resume
         self.strategy = strategy
         self.stop_signal = None
+        self.sampler = None  # built at the first sample picture, then kept
 
     def _log(self, msg):
         print(msg, file=self.out, flush=True)
@@ -40,12 +41,11 @@ class Trainer:
             raise RunFolderError(
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
-        dataset = load_dataset(cfg["data"], cfg["seed"])  # before the folder exists: bad data leaves nothing
+        data = training_data(cfg)  # before the folder exists: bad data leaves nothing
         run.create().lock()
         changed = self._changed_keys() if self.resume else []
-        self.train_set, self.holdout = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
-        self.scaler = dataset.scaler
-        self.spec = BucketSpec.from_lengths(dataset.lengths, cfg["data"]["num_buckets"])
+        self.train_set, self.holdout, self.spec = data.train, data.holdout, data.spec
+        self.scaler = data.dataset.scaler
         self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy)
         self.start_step = 0
         latest = run.latest_checkpoint() if self.resume else None
@@ -69,16 +69,7 @@ class Trainer:
         """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
         if not os.path.exists(self.run.config_path):
             return []
-        saved = load_config(self.run.config_path)
-
-        def flat(d, prefix=""):
-            for k, v in d.items():
-                if isinstance(v, dict):
-                    yield from flat(v, f"{prefix}{k}.")
-                else:
-                    yield f"{prefix}{k}", v
-
-        now, before = dict(flat(self.cfg)), dict(flat(saved))
+        now, before = flat_config(self.cfg), flat_config(load_config(self.run.config_path))
         ignore = ("train.", "name", "run_dir")
         return sorted(k for k in set(now) | set(before)
                       if not k.startswith(ignore) and now.get(k) != before.get(k))
@@ -200,11 +191,12 @@ class Trainer:
     def write_samples(self, step):
         """A real-vs-generated picture of the longest bucket, with fixed noise so frames are comparable."""
         from gan_sru import plots
-        from gan_sru.sampling import generate_sequences
+        from gan_sru.sampling import Sampler
 
+        if self.sampler is None:
+            self.sampler = Sampler(self.cfg["model"]["generator"], self.train_set.num_features, self.steps.max_len)
         with self.steps.ema_weights():
-            fake = generate_sequences(self.cfg, self.spec.boundaries[-1], 16, seed=12345,
-                                      max_len=self.steps.max_len, num_features=self.train_set.num_features)
+            fake = self.sampler.sample(self.spec.boundaries[-1], 16, seed=12345)
         real = [self.train_set.sequences[i] for i in range(min(16, len(self.train_set)))]
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
 

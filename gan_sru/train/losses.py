@@ -1,7 +1,7 @@
 """GAN losses on the discriminator's logits (B, 1)."""
 import nnabla.functions as F
 
-LOSSES = ("non_saturating", "hinge", "least_squares", "wasserstein")
+from gan_sru.registry import LOSSES
 
 
 def d_loss_fn(kind, d_real, d_fake):

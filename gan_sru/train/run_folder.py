@@ -22,7 +22,7 @@ import zipfile
 import numpy as np
 
 from gan_sru import CheckpointError, RunFolderError
-from gan_sru.files import WRITE_DELAY_ENV, atomic_write  # noqa: F401 (WRITE_DELAY_ENV: for the tests)
+from gan_sru.files import atomic_write
 
 CHECKPOINT_RE = re.compile(r"^step_(\d{8})\.npz$")
 # temporaries of files.atomic_write (NAME.PID.tmp), and of versions before it (.NAME.tmp-PID)

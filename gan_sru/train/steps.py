@@ -7,12 +7,30 @@ import nnabla.functions as F
 import nnabla.solvers as S
 import numpy as np
 
-import models
 from gan_sru.data import sample_batch
+from gan_sru.networks import sample_noise
 
 from .graphs import StepGraph, all_params, discriminator_params, generator_params
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
+_DROPOUT_STREAM = 0xD70
+
+
+class StepObserver:
+    """What a GanSteps reports to. The default observes nothing; `gan-sru profile` passes one that times
+    each phase (`phase(name)` is a context manager around it) and counts function calls through the
+    nnabla function_pre_hooks `forward_hook` / `backward_hook` (None: no hook)."""
+    forward_hook = None
+    backward_hook = None
+
+    def phase(self, name):
+        return contextlib.nullcontext()
+
+
+def dropout_seed(seed, step):
+    """The seed of nnabla's global RNG (what F.dropout draws its masks from) for one step: a pure function of
+    (seed, step), so a resumed run draws the same masks as an uninterrupted one."""
+    return int(np.random.SeedSequence([seed, step, _DROPOUT_STREAM]).generate_state(1)[0] & 0x7FFFFFFF)
 
 
 def clip_global_norm(solver, params, max_norm):
@@ -32,8 +50,9 @@ class GanSteps:
     exactly as if never stopped.
     """
 
-    def __init__(self, cfg, train_set, spec, strategy=None):
+    def __init__(self, cfg, train_set, spec, strategy=None, observer=None):
         self.cfg, self.train_set, self.spec = cfg, train_set, spec
+        self.observer = observer or StepObserver()
         self.strategy = strategy or cfg["train"]["strategy"]
         self.tcfg = cfg["train"]
         self.batch_size = self.tcfg["batch_size"]
@@ -41,8 +60,6 @@ class GanSteps:
         self.max_len = int(spec.boundaries[-1])
         self.graphs = {}
         self.graph_builds = 0
-        # function_pre_hook of every forward / backward run here (`gan-sru profile` counts function calls)
-        self.forward_hook = self.backward_hook = None
         nn.random.prng = np.random.RandomState(cfg["seed"])  # parameter initialisation
         self.graph_for(spec.boundaries[0])  # creates the parameters
         self.g_params, self.d_params = generator_params(), discriminator_params()
@@ -70,27 +87,28 @@ class GanSteps:
         index = step * self.tcfg["n_critic"] + k
         batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, index)
         rng = np.random.default_rng([seed, index, _NOISE_STREAM])
-        noise = models.sample_noise(self.cfg["model"]["generator"], batch.x.shape[0], self.batch_size, rng)
+        noise = sample_noise(self.cfg["model"]["generator"], batch.x.shape[0], self.batch_size, rng)
         return batch, noise
 
     def step(self, step):
         """One generator update preceded by n_critic discriminator updates. Returns (d_loss, g_loss).
 
-        `self.phase(name)` wraps each phase ("g_forward", "d_step", "g_step", and "g_backward" within
-        the detached "g_step"); the profiler replaces it with a timer. In the linked strategy G's forward
-        is part of "d_step".
+        `self.observer.phase(name)` wraps each phase ("g_forward", "d_step", "g_step", and "g_backward"
+        within the detached "g_step"). In the linked strategy G's forward is part of "d_step".
         """
+        nn.seed(dropout_seed(self.cfg["seed"], step))
+        obs = self.observer
         for k in range(self.tcfg["n_critic"]):
             batch, noise = self.inputs(step, k)
             g = self.graph_for(batch.x.shape[0])
             g.feed(batch, noise)
             if self.strategy != "linked":
-                with self.phase("g_forward"):
+                with obs.phase("g_forward"):
                     # G runs once; its backward buffers are kept
-                    g.fake.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
-            with self.phase("d_step"):
+                    g.fake.forward(clear_no_need_grad=True, function_pre_hook=obs.forward_hook)
+            with obs.phase("d_step"):
                 self.d_step(g)
-        with self.phase("g_step"):
+        with obs.phase("g_step"):
             self.g_step(g)
         for k, e in self.ema.items():
             e.d = self.ema_decay * e.d + (1.0 - self.ema_decay) * self.g_params[k].d
@@ -117,15 +135,11 @@ class GanSteps:
             for k, p in self.g_params.items():
                 p.d = saved[k]
 
-    @staticmethod
-    def phase(name):
-        return contextlib.nullcontext()
-
     def d_step(self, g):
         """D update; the fake batch must be computed already unless the strategy is linked."""
         self.solver_d.zero_grad()
-        g.d_loss.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
-        g.d_loss.backward(clear_buffer=True, function_pre_hook=self.backward_hook)
+        g.d_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
+        g.d_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         self._update(self.solver_d, self.d_params)
         if self.tcfg["loss"] == "wasserstein":
             c = self.tcfg["weight_clip"]
@@ -136,13 +150,13 @@ class GanSteps:
         self.solver_g.zero_grad()
         if self.strategy == "detached":
             g.fake_g.grad.zero()
-            g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
-            g.g_loss.backward(clear_buffer=True, function_pre_hook=self.backward_hook)
-            with self.phase("g_backward"):
-                g.fake.backward(grad=None, clear_buffer=True, function_pre_hook=self.backward_hook)
+            g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
+            g.g_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
+            with self.observer.phase("g_backward"):
+                g.fake.backward(grad=None, clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         else:  # the G loss is linked to the noise: G runs forward again, then backward
-            g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.forward_hook)
-            g.g_loss.backward(clear_buffer=True, function_pre_hook=self.backward_hook)
+            g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
+            g.g_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         self._update(self.solver_g, self.g_params)
 
     def _update(self, solver, params):
