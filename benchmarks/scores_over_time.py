@@ -31,61 +31,49 @@ QUICK = {"minutes": "0.5,1", "num": 200, "repeats": 2, "name": "scores_over_time
          "stem": "scores_over_time_quick"}
 
 
-class BudgetReached(Exception):
-    """Raised from inside the training loop once the last time mark's checkpoint is written."""
+class TimeMarks:
+    """Observes a Trainer through its callbacks: at the first step whose training time reaches each mark it
+    saves a checkpoint and a sample picture; after the last mark it asks the trainer to stop. Training time
+    counts from the start of `train()` (the set-up's few seconds included) and leaves out the time spent
+    here writing. `marks` collects dicts(minutes, step, train_seconds)."""
 
+    def __init__(self, marks_s, progress):
+        from tqdm import tqdm
 
-def timed_trainer(cfg, marks_s, progress, out=sys.stdout):
-    """A Trainer whose step is wrapped: it saves a checkpoint (and a sample picture) at the first step whose
-    training time reaches each mark, and raises BudgetReached after the last. `trainer.marks` collects
-    dicts(minutes, step, train_seconds)."""
-    from tqdm import tqdm
+        self.marks_s, self.marks, self._paused = marks_s, [], 0.0
+        self._t0 = time.perf_counter()
+        self._bar = tqdm(total=round(marks_s[-1]), unit="s", desc="training time", disable=not progress,
+                         dynamic_ncols=True)
 
-    from gan_sru.train import Trainer
+    def on_step(self, trainer, step, d_loss, g_loss):
+        elapsed = time.perf_counter() - self._t0 - self._paused
+        self._bar.update(min(round(elapsed), self._bar.total) - self._bar.n)
+        self._bar.set_postfix(step=step, refresh=False)
+        while len(self.marks) < len(self.marks_s) and elapsed >= self.marks_s[len(self.marks)]:
+            t = time.perf_counter()
+            trainer.save(step)  # the parameters after `step` steps
+            trainer.write_samples(step)
+            self.marks.append({"minutes": self.marks_s[len(self.marks)] / 60, "step": step,
+                               "train_seconds": round(elapsed, 2)})
+            self._paused += time.perf_counter() - t
 
-    class TimedTrainer(Trainer):
-        def prepare(self):
-            super().prepare()
-            self.marks, self._t0, self._paused = [], None, 0.0
-            self._bar = tqdm(total=round(marks_s[-1]), unit="s", desc="training time", disable=not progress,
-                             dynamic_ncols=True)
-            step_fn = self.steps.step
-
-            def step_and_mark(step):
-                if self._t0 is None:
-                    self._t0 = time.perf_counter()
-                losses = step_fn(step)
-                elapsed = time.perf_counter() - self._t0 - self._paused
-                self._bar.update(min(round(elapsed), self._bar.total) - self._bar.n)
-                self._bar.set_postfix(step=step + 1, refresh=False)
-                while len(self.marks) < len(marks_s) and elapsed >= marks_s[len(self.marks)]:
-                    t = time.perf_counter()
-                    self.save(step + 1)  # the parameters after this step's updates: step + 1 steps done
-                    self.write_samples(step + 1)
-                    self.marks.append({"minutes": marks_s[len(self.marks)] / 60, "step": step + 1,
-                                       "train_seconds": round(elapsed, 2)})
-                    self._paused += time.perf_counter() - t
-                if len(self.marks) == len(marks_s):
-                    self._bar.close()
-                    raise BudgetReached
-                return losses
-
-            self.steps.step = step_and_mark
-
-    return TimedTrainer(cfg, progress=False, out=out)
+    def done(self):
+        if len(self.marks) == len(self.marks_s):
+            self._bar.close()
+            return True
+        return False
 
 
 def train(cfg, minutes, progress):
     """Train until the last mark; returns the marks (minutes, step, train_seconds)."""
-    marks_s = [m * 60 for m in minutes]
-    trainer = timed_trainer(cfg, marks_s, progress)
-    try:
-        trainer.train()
-    except BudgetReached:
-        trainer.write_curves()
-    else:
+    from gan_sru.train import Trainer
+
+    marks = TimeMarks([m * 60 for m in minutes], progress)
+    trainer = Trainer(cfg, progress=False, step_fn=marks.on_step, abort_fn=marks.done)
+    trainer.train()
+    if not trainer.aborted:
         raise RuntimeError(f"training ended at train.steps={cfg['train']['steps']} before the last time mark")
-    return trainer.marks
+    return marks.marks
 
 
 def parse_minutes(text):

@@ -106,12 +106,18 @@ def final_checkpoint(run_path):
     return Checkpoint.load(os.path.join(run_path, "checkpoints", ckpts[-1]))
 
 
-def test_resume_equals_uninterrupted_run(tmp_path):
-    straight = tiny_cfg(tmp_path, "name=straight", "train.steps=6", "train.checkpoint_every=3")
+DROPOUT = ("model.generator.dropout=0.5", "model.generator.num_layers=3")
+
+
+@pytest.mark.parametrize("extra", [(), DROPOUT], ids=["no-dropout", "dropout"])
+def test_resume_equals_uninterrupted_run(tmp_path, extra):
+    straight = tiny_cfg(tmp_path, "name=straight", "train.steps=6", "train.checkpoint_every=3", *extra)
     path_a = run_trainer(straight)
-    first = tiny_cfg(tmp_path, "name=resumed", "train.steps=3", "train.checkpoint_every=3")
+    first = tiny_cfg(tmp_path, "name=resumed", "train.steps=3", "train.checkpoint_every=3", *extra)
     run_trainer(first)
-    second = tiny_cfg(tmp_path, "name=resumed", "train.steps=6", "train.checkpoint_every=3")
+    np.random.rand(7)  # the global RNGs move on between sessions; the run must not depend on them
+    nn.seed(1234)
+    second = tiny_cfg(tmp_path, "name=resumed", "train.steps=6", "train.checkpoint_every=3", *extra)
     path_b = run_trainer(second, resume=True)
     a, b = final_checkpoint(path_a), final_checkpoint(path_b)
     assert a.meta["step"] == b.meta["step"] == 6
@@ -247,3 +253,23 @@ def test_resuming_a_finished_run_says_so_and_keeps_its_files(tmp_path):
     after = {n: open(os.path.join(path, "monitors", n)).read() for n in os.listdir(os.path.join(path, "monitors"))}
     assert after == before
     assert [s for s, _ in RunFolder(path).list_checkpoints()] == [2]
+
+
+def test_dropout_masks_differ_by_step_and_change_training(tmp_path):
+    """The dropout of the resume test is live: a run with it ends elsewhere than one without."""
+    with_dropout = final_checkpoint(run_trainer(tiny_cfg(tmp_path, "name=a", "train.steps=3", *DROPOUT)))
+    without = final_checkpoint(run_trainer(tiny_cfg(tmp_path, "name=b", "train.steps=3", DROPOUT[1])))
+    assert any(not np.array_equal(with_dropout.params[k], without.params[k]) for k in with_dropout.params
+               if k.startswith("G/"))
+
+
+def test_callbacks_observe_every_step_and_abort_stops_with_a_checkpoint(tmp_path):
+    seen = []
+    cfg = tiny_cfg(tmp_path, "train.steps=50", "train.checkpoint_every=100")
+    nn.clear_parameters()
+    trainer = Trainer(cfg, progress=False, out=open(os.devnull, "w"),
+                      step_fn=lambda tr, step, d, g: seen.append((step, np.isfinite(d) and np.isfinite(g))),
+                      abort_fn=lambda: len(seen) >= 4)
+    trainer.train()
+    assert trainer.aborted and seen == [(1, True), (2, True), (3, True), (4, True)]
+    assert final_checkpoint(trainer.run.path).meta["step"] == 4

@@ -22,8 +22,12 @@ class Trainer:
     newest checkpoint when `resume=True`.
     """
 
-    def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout):
+    def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout, step_fn=None, abort_fn=None):
+        """step_fn(trainer, step, d_loss, g_loss): called after every step (step = steps done so far);
+        abort_fn() -> bool: asked after every step; True stops the run like SIGTERM does (a checkpoint is
+        saved, `train()` returns, `self.aborted` is True). Benchmarks and tools observe the loop this way."""
         self.cfg, self.progress, self.out = cfg, progress, out
+        self.step_fn, self.abort_fn, self.aborted = step_fn, abort_fn, False
         self.run = RunFolder(os.path.join(cfg["run_dir"], cfg["name"]))
         self.resume = resume
         self.strategy = strategy
@@ -153,7 +157,7 @@ class Trainer:
         last_saved = step
         t0 = time.perf_counter()
         try:
-            while step < total and self.stop_signal is None:
+            while step < total and self.stop_signal is None and not self.aborted:
                 d_loss, g_loss = self.steps.step(step)
                 if not (math.isfinite(d_loss) and math.isfinite(g_loss)):
                     raise self.diverged(step, f"discriminator loss {d_loss}, generator loss {g_loss}")
@@ -168,7 +172,10 @@ class Trainer:
                     last_saved = step
                 if step % t["sample_every"] == 0 or step == total:
                     self.write_samples(step)
-            if self.stop_signal is not None and step != last_saved:
+                if self.step_fn is not None:
+                    self.step_fn(self, step, d_loss, g_loss)
+                self.aborted = bool(self.abort_fn and self.abort_fn())
+            if (self.stop_signal is not None or self.aborted) and step != last_saved:
                 self.save(step)
         finally:
             bar.close()
