@@ -12,6 +12,8 @@ setup(
         "nnabla==1.39.*",
         "numpy<2",
         "numba>=0.57",
+        "scipy>=1.10",  # its OpenBLAS recognises newer CPUs than NumPy 1.26's (gan_sru/ops/blas.py)
+        "threadpoolctl>=3",
         "imageio>=2.9",
         "matplotlib>=3.5",
         "PyYAML>=5.4",

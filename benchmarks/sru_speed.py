@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import gan_sru  # noqa: E402, F401, I001  (before numpy: it picks OpenBLAS's kernels, see gan_sru/__init__.py)
+import gan_sru  # noqa: E402, F401, I001
 
 import nnabla as nn  # noqa: E402
 import nnabla.functions as F  # noqa: E402

@@ -1,29 +1,9 @@
 """gan_sru: sequence GANs on nnabla with a fused SRU generator."""
 
-import os
 import sys
 
 __version__ = "0.1.0"
 
-
-def _pick_openblas_core():
-    """OpenBLAS 0.3.23 (in numpy 1.26's wheels) does not recognise newer Intel cores (Sapphire/Emerald
-    Rapids) and falls back to a generic kernel: a (2048x256)(256x768) float32 product, the SRU's matmul,
-    took 28 ms instead of 5.4 ms on this project's 2-core machine. On AVX-512 CPUs choose its SkylakeX
-    kernels, unless the user set a core type. Only possible before numpy is imported (OpenBLAS reads the
-    variable when it loads): `python train.py`, `gan-sru` and the benchmarks import gan_sru first."""
-    if "OPENBLAS_CORETYPE" in os.environ or "numpy" in sys.modules:
-        return
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return
-    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags):
-        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-
-
-_pick_openblas_core()
 
 # nnabla's Cython callbacks (every PythonFunction forward/backward) run `import nnabla` with Cython's
 # implicit relative import, which first searches the file system for a module `nnabla.nnabla` that

@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import gan_sru  # noqa: E402, F401, I001  (first: it picks OpenBLAS's kernels)
+import gan_sru  # noqa: E402, F401, I001
 import models  # noqa: E402, F401, I001  (the registries name the allowed networks)
 from gan_sru.config import schema_markdown  # noqa: E402
 

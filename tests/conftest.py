@@ -1,4 +1,4 @@
-import gan_sru  # noqa: F401, I001  (first, before numpy: it picks OpenBLAS's kernels, see gan_sru/__init__.py)
+import gan_sru  # noqa: F401, I001
 import models  # noqa: F401, I001  (fills the network registry, as the entry points do)
 import os
 import shutil

@@ -1,13 +1,15 @@
 """`matmul(x, w)`: the one big product of an SRU layer, `x (N, I) @ w (I, O) -> (N, O)`.
 
-On a CPU context it is a custom function backed by NumPy's BLAS (measured here several times faster
-than nnabla's CPU affine for the SRU's shapes, forward and backward); on a CUDA context it is nnabla's
-own `F.affine` (cuBLAS), as in the official SRU.
+On a CPU context it is a custom function backed by host BLAS (gan_sru.ops.blas picks NumPy's or SciPy's),
+measured here several times faster than nnabla's CPU affine for the SRU's shapes, forward and backward; on
+a CUDA context it is nnabla's own `F.affine` (cuBLAS), as in the official SRU.
 """
 import nnabla as nn
 import nnabla.functions as F
 import numpy as np
 from nnabla.function import PythonFunction
+
+from . import blas
 
 CPU_CONTEXT = nn.Context(["cpu:float"], "CpuCachedArray", "0")
 
@@ -60,23 +62,17 @@ class BlasMatmul(PythonFunction):
     def forward_impl(self, inputs, outputs):
         x, w = inputs
         y = host_array(outputs[0].data, outputs[0].shape, write_only=True)
-        np.matmul(host_array(x.data, x.shape), host_array(w.data, w.shape), out=y)
+        blas.matmul(host_array(x.data, x.shape), host_array(w.data, w.shape), y)
 
     def backward_impl(self, inputs, outputs, propagate_down, accum):
         x, w = inputs
         dy = host_array(outputs[0].grad, outputs[0].shape)
         if propagate_down[0]:
-            wd = host_array(w.data, w.shape)
-            if accum[0]:
-                host_array(x.grad, x.shape)[...] += dy @ wd.T
-            else:
-                np.matmul(dy, wd.T, out=host_array(x.grad, x.shape, write_only=True))
+            dx = host_array(x.grad, x.shape, write_only=not accum[0])
+            blas.matmul(dy, host_array(w.data, w.shape).T, dx, accumulate=accum[0])
         if propagate_down[1]:
-            xd = host_array(x.data, x.shape)
-            if accum[1]:
-                host_array(w.grad, w.shape)[...] += xd.T @ dy
-            else:
-                np.matmul(xd.T, dy, out=host_array(w.grad, w.shape, write_only=True))
+            dw = host_array(w.grad, w.shape, write_only=not accum[1])
+            blas.matmul(host_array(x.data, x.shape).T, dy, dw, accumulate=accum[1])
 
     def grad_depends_output_data(self, i, o):
         return False
