@@ -83,7 +83,7 @@ class Trainer:
 
     def meta(self, step):
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
-                "num_features": self.train_set.num_features, "strategy": self.steps.strategy,
+                "num_features": self.train_set.num_features,
                 "config": self.cfg, "format": 1}
 
     def save(self, step):

@@ -183,7 +183,7 @@ def _last_state(c_all, R, D):
 
 
 def sru_recurrence(u, x, bias, c0, weight_c=None, mask=None, activation="tanh", bidirectional=False,
-                   scale_x=1.0, impl="auto", return_states=False):
+                   scale_x=1.0, impl="auto"):
     """The SRU elementwise recurrence.
 
     Args:
@@ -197,10 +197,9 @@ def sru_recurrence(u, x, bias, c0, weight_c=None, mask=None, activation="tanh", 
         bidirectional (bool): R = 2, the second direction walking time backwards.
         scale_x (float): factor on the skip input x'.
         impl (str): "auto"/"fused" (the fused kernel of the current context) or "ref" (plain nnabla ops).
-        return_states (bool): also return c at every step.
 
     Returns:
-        h (L, B, R*D) and c_last (B, R*D) (and c (L, B, R*D) when return_states).
+        h (L, B, R*D) and c_last (B, R*D).
     """
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
@@ -220,12 +219,12 @@ def sru_recurrence(u, x, bias, c0, weight_c=None, mask=None, activation="tanh", 
                            weight_c is not None, mask is not None)
         h, c = fn(*inputs)
     c_last = _last_state(c, R, D)
-    return (h, c_last, c) if return_states else (h, c_last)
+    return h, c_last
 
 
 def sru(x, hidden_size, num_layers=2, bidirectional=False, dropout=0.0, highway_bias=0.0, rescale=True,
         weight_c=False, projection_size=0, layer_norm=False, activation="tanh", c0=None, mask=None,
-        impl="auto", train=True, name="sru", fix_parameters=False):
+        impl="auto", train=True, name="sru"):
     """A stack of SRU layers, parameters created under `nn.parameter_scope(name)`.
 
     Args:
@@ -262,19 +261,18 @@ def sru(x, hidden_size, num_layers=2, bidirectional=False, dropout=0.0, highway_
                 K = 3 if width == D else 4
                 inp = h
                 if layer_norm:
-                    inp = PF.layer_normalization(inp, batch_axis=(0, 1), fix_parameters=fix_parameters)
+                    inp = PF.layer_normalization(inp, batch_axis=(0, 1))
                 if dropout > 0 and layer > 0 and train:
                     keep = F.dropout(F.constant(1.0, (1, B, width)), p=dropout)
                     inp = inp * keep
-                u = _projection(inp, width, R * K * D, projection_size, impl, fix_parameters)
+                u = _projection(inp, width, R * K * D, projection_size, impl)
                 bias_init = np.zeros((R, 2, D), np.float32)
                 bias_init[:, 1] = highway_bias
-                bias = nn.parameter.get_parameter_or_create("bias", (R, 2, D), bias_init, not fix_parameters)
+                bias = nn.parameter.get_parameter_or_create("bias", (R, 2, D), bias_init)
                 wc = None
                 if weight_c:
                     wc = nn.parameter.get_parameter_or_create(
-                        "weight_c", (R, 2, D), I.UniformInitializer((-0.5 / math.sqrt(D), 0.5 / math.sqrt(D))),
-                        not fix_parameters)
+                        "weight_c", (R, 2, D), I.UniformInitializer((-0.5 / math.sqrt(D), 0.5 / math.sqrt(D))))
                 c0_l = F.constant(0.0, (B, R * D)) if c0 is None else _take(c0, 0, layer)
                 scale_x = math.sqrt(1.0 + 2.0 * math.exp(highway_bias)) if (rescale and K == 3) else 1.0
                 h, c_last = sru_recurrence(u, inp if K == 3 else None, bias, c0_l, wc, mask, activation,
@@ -284,18 +282,18 @@ def sru(x, hidden_size, num_layers=2, bidirectional=False, dropout=0.0, highway_
     return h, c_last
 
 
-def _projection(inp, width, out_cols, projection_size, impl, fix_parameters):
+def _projection(inp, width, out_cols, projection_size, impl):
     """u = inp @ W for all steps at once: (L, B, width) -> (L, B, out_cols)."""
     L, B = inp.shape[:2]
     flat = F.reshape(inp, (L * B, width))
     mm_impl = "ref" if impl == "ref" else "auto"
     if projection_size and projection_size > 0:
         p = nn.parameter.get_parameter_or_create(
-            "P", (width, projection_size), I.UniformInitializer(_uniform_bound(width)), not fix_parameters)
+            "P", (width, projection_size), I.UniformInitializer(_uniform_bound(width)))
         flat = matmul(flat, p, mm_impl)
         width = projection_size
     w = nn.parameter.get_parameter_or_create(
-        "W", (width, out_cols), I.UniformInitializer(_uniform_bound(width)), not fix_parameters)
+        "W", (width, out_cols), I.UniformInitializer(_uniform_bound(width)))
     return F.reshape(matmul(flat, w, mm_impl), (L, B, out_cols))
 
 
