@@ -17,7 +17,7 @@ from gan_sru.data import read_sequences, training_data
 from gan_sru.sampling import TrainedRun
 from gan_sru.train import Trainer
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",
         "model.generator.hidden_size=8", "model.generator.noise_dim=3", "model.discriminator.hidden_size=8",
         "train.steps=4", "train.checkpoint_every=2", "train.sample_every=1000", "train.log_every=1"]

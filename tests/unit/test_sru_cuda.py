@@ -23,10 +23,11 @@ import numpy as np
 import pytest
 
 from gan_sru import GanSruError
+from gan_sru.ops.sru import bandwidth
 from gan_sru.ops.sru import cuda as sru_cuda
 from gan_sru.ops.sru.reference import reference_backward, reference_forward
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOL = 1e-5  # max |kernel - reference| / max |reference|, reference in float64
 GRADS = ("du", "dx", "dbias", "dwc", "dc0")
 
@@ -489,6 +490,7 @@ def to_gpu(cp, case):
     return {k: None if v is None else cp.asarray(v) for k, v in case.items()}
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("cfg", CASES, ids=case_id)
 def test_cuda_kernels_match_reference(cp, cfg):
     L, B, R, K, D, wc, ragged, act, scale_x = cfg
@@ -508,6 +510,7 @@ def test_cuda_kernels_match_reference(cp, cfg):
             assert max_rel_err(g[k].get(), g_ref[k]) <= TOL, k
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("B,R,K", [(3, 2, 3), (1, 1, 3), (1, 2, 4), (3, 1, 4)])
 def test_cuda_backward_ptrs_accumulate(cp, B, R, K, accumulate):
@@ -529,8 +532,9 @@ def test_cuda_backward_ptrs_accumulate(cp, B, R, K, accumulate):
         assert max_rel_err(got.get(), want) <= TOL, k
 
 
+@pytest.mark.gpu
 def test_cuda_bandwidth_benchmark_runs(cp):
-    r = sru_cuda.bandwidth_benchmark(L=16, B=8, D=256, warmup=1, repeat=2)
+    r = bandwidth.bandwidth_benchmark(L=16, B=8, D=256, warmup=1, repeat=2)
     for k in ("forward_gbps", "backward_gbps", "copy_gbps", "forward_ms", "backward_ms", "copy_ms"):
         assert r[k] > 0, k
-    assert r["forward_bytes"] == sru_cuda.traffic_bytes((16, 8, 1, 3, 256))[0]
+    assert r["forward_bytes"] == bandwidth.traffic_bytes((16, 8, 1, 3, 256))[0]

@@ -15,7 +15,7 @@ from gan_sru.commands.main import main as cli_main
 from gan_sru.config import dump_config, load_config
 from gan_sru.profiling import PASSES, parse_strategies, profile, write_report
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = ["data.num_sequences=64", "data.seq_len=8", "train.batch_size=8", "model.generator.hidden_size=8",
         "model.generator.num_layers=1", "model.discriminator.hidden_size=8"]
 # sines_varlen with two buckets (lengths 3..8 -> boundaries 6 and 8); steps 0, 1, 2 use lengths 8, 8, 6

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "bootstrap.sh"
 BASH = shutil.which("bash")
 # External commands the script calls; apt-get and sudo are left out, so provisioning is never possible here.

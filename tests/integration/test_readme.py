@@ -8,7 +8,7 @@ import pytest
 from gan_sru.commands.main import build_parser
 from gan_sru.config import SCHEMA, schema_markdown
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
 MAKEFILE = open(os.path.join(ROOT, "Makefile"), encoding="utf-8").read()
 

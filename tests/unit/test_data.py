@@ -22,7 +22,7 @@ from gan_sru.data import (
     save_sequences,
 )
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def data_cfg(*overrides):

@@ -19,7 +19,7 @@ from gan_sru import CheckpointError, RunFolderError
 from gan_sru.files import atomic_write
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def make_model(shapes, seed=0, updates=3):

@@ -1,4 +1,7 @@
-"""Runs a script with every atomic write slowed down: `python tests/slow_writes.py SECONDS SCRIPT ARGS...`.
+"""Runs a script with every atomic write slowed down:
+
+    python tests/faults/slow_writes.py SECONDS SCRIPT ARGS...
+
 
 The fault tests kill a trainer in the middle of a checkpoint write; this stretches the moment between
 the temporary file being complete and its rename (gan_sru.files.atomic_write renames NAME.PID.tmp over

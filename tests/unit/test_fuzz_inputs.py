@@ -1,7 +1,7 @@
 """Property tests: random and mutated inputs to the config and data loaders.
 
 Each loader may only succeed or raise its own error (ConfigError / DataError) with a message;
-never a bare YAML, NumPy, csv or Python exception. The last test prints how many examples ran.
+never a bare YAML, NumPy, csv or Python exception. A module fixture prints how many examples ran.
 """
 import csv
 import io
@@ -18,7 +18,7 @@ from gan_sru import ConfigError, DataError
 from gan_sru.config import SCHEMA, SECTIONS, dump_yaml, load_config, parse_override
 from gan_sru.data import load_dataset, read_sequences
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = Counter()  # test name -> examples tried
 ACCEPTED = Counter()  # test name -> examples that loaded without an error
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -27,6 +27,18 @@ text_chars = st.characters(blacklist_categories=("Cs",))  # no lone surrogates: 
 
 
 @pytest.fixture(scope="module")
+
+@pytest.fixture(scope="module", autouse=True)
+def report_example_counts(request):
+    """After the module's tests: how many examples each fuzz family tried and how many loaded."""
+    yield
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and EXAMPLES:
+        reporter.write_line("\nfuzz examples (tried/loaded): "
+                            + ", ".join(f"{name}: {n}/{ACCEPTED[name]}" for name, n in sorted(EXAMPLES.items()))
+                            + f"; total {sum(EXAMPLES.values())}/{sum(ACCEPTED.values())}")
+
+
 def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("fuzz")
 
@@ -332,11 +344,3 @@ def test_csv_writer_quoting_reads_back(folder):
         writer.writerow(["id", "time", "v"])
         writer.writerows([["a,b", 0, 1.5], ["a,b", 1, 2.5]])
     assert read_sequences(path)[0].tolist() == [[1.5], [2.5]]
-
-
-def test_zz_report_example_counts(capsys):
-    """Prints how many examples each fuzz test tried and how many loaded (shown even without -s)."""
-    with capsys.disabled():
-        print("\nfuzz examples (tried/loaded): "
-              + ", ".join(f"{name}: {n}/{ACCEPTED[name]}" for name, n in sorted(EXAMPLES.items()))
-              + f"; total {sum(EXAMPLES.values())}/{sum(ACCEPTED.values())}")

@@ -15,7 +15,7 @@ from gan_sru.config import (
     schema_markdown,
 )
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def write(tmp_path, text, name="cfg.yaml"):

@@ -25,7 +25,7 @@ from conftest import unwritable
 
 from gan_sru.train.run_folder import TEMPORARY_RE, Checkpoint, RunFolder
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAIN = os.path.join(REPO, "train.py")
 CONFIG = os.path.join(REPO, "configs", "sines.yaml")
 # about 0.1 s a step on 2 shared cores; process start-up (imports, cached numba kernels) about 1.5 s
@@ -55,8 +55,8 @@ def child_env(extra=None):
 
 
 def slow_writes(cmd, seconds):
-    """`cmd` (python SCRIPT ...) with every atomic write's rename delayed by `seconds` (tests/slow_writes.py)."""
-    return [cmd[0], os.path.join(REPO, "tests", "slow_writes.py"), str(seconds)] + cmd[1:]
+    """`cmd` (python SCRIPT ...) with every atomic write's rename delayed by `seconds` (faults/slow_writes.py)."""
+    return [cmd[0], os.path.join(REPO, "tests", "faults", "slow_writes.py"), str(seconds)] + cmd[1:]
 
 
 def start(cmd, env=None, **kw):
