@@ -26,8 +26,6 @@ FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 text_chars = st.characters(blacklist_categories=("Cs",))  # no lone surrogates: they cannot be written as UTF-8
 
 
-@pytest.fixture(scope="module")
-
 @pytest.fixture(scope="module", autouse=True)
 def report_example_counts(request):
     """After the module's tests: how many examples each fuzz family tried and how many loaded."""
@@ -39,6 +37,7 @@ def report_example_counts(request):
                             + f"; total {sum(EXAMPLES.values())}/{sum(ACCEPTED.values())}")
 
 
+@pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("fuzz")
 
