@@ -7,8 +7,9 @@ from .discriminators import DISCRIMINATORS
 from .generators import GENERATORS, noise_shapes, sample_noise
 
 
-def build_generator(gcfg, noise, mask, num_features, max_len, train=True):
-    return GENERATORS[gcfg["name"]](gcfg, noise, mask, num_features, max_len, train=train)
+def build_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="auto"):
+    """impl="ref": plain nnabla ops only (no custom function), for export."""
+    return GENERATORS[gcfg["name"]](gcfg, noise, mask, num_features, max_len, train=train, impl=impl)
 
 
 def build_discriminator(dcfg, seqs, mask, train=True):
