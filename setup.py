@@ -19,9 +19,13 @@ setup(
         "PyYAML>=5.4",
         "tqdm>=4.60",
     ],
+    # `gan-sru export --format onnx` also needs nnabla-converter's ONNX exporter, which imports only onnx; the
+    # package declares TensorFlow 2.14 and its tools as dependencies (over 1 GB), so it is installed without
+    # them: `pip install --no-deps "nnabla-converter==1.39.*"` (scripts/bootstrap.sh does it with dev/export).
     extras_require={
         "cuda": ["nnabla-ext-cuda120==1.39.*", "cupy-cuda12x<14"],  # CuPy 14 needs numpy>=2
-        "dev": ["pytest>=7", "hypothesis>=6", "ruff"],
+        "export": ["onnx~=1.13.0", "onnxruntime>=1.16"],  # onnx 1.13: the version nnabla-converter 1.39 pins
+        "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16"],
     },
     entry_points={"console_scripts": ["gan-sru=gan_sru.commands.main:main"]},
 )

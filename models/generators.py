@@ -9,11 +9,13 @@ from gan_sru.registry import GENERATORS
 
 
 @GENERATORS.register("sru")
-def sru_generator(gcfg, noise, mask, num_features, max_len, train=True):
+def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="auto"):
     """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine -> output activation.
 
     noise: dict of nn.Variable, step (L, B, Z) and static (B, S); mask (L, B); max_len: the longest training
-    length (scales the time feature the same way in every bucket). Returns (L, B, C), 0 at padding.
+    length (scales the time feature the same way in every bucket); impl: the SRU's, "auto" (fused recurrence,
+    BLAS matmul) or "ref" (plain nnabla ops only: what `gan-sru export` serialises). Returns (L, B, C), 0 at
+    padding.
     The per-sequence noise and the time feature give an SRU (whose state is elementwise, with no recurrent
     matrix) what it needs to draw whole-sequence traits such as a sine's frequency and phase.
     """
@@ -31,7 +33,7 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True):
         h, _ = sru(inp, gcfg["hidden_size"], num_layers=gcfg["num_layers"], bidirectional=gcfg["bidirectional"],
                    weight_c=gcfg["weight_c"], layer_norm=gcfg["layer_norm"], dropout=gcfg["dropout"],
                    highway_bias=gcfg["highway_bias"], rescale=gcfg["highway_bias"] <= 0,
-                   mask=mask, train=train, name="sru")
+                   mask=mask, impl=impl, train=train, name="sru")
         out = PF.affine(h, num_features, base_axis=2, name="output")
     out = F.sigmoid(out) if gcfg["output_activation"] == "sigmoid" else out
     # zero the padded steps, as the real batch is; an explicit broadcast first (a broadcasting Mul2 is slow)

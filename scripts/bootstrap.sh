@@ -196,10 +196,16 @@ expected_stamp() {
         "$(sha256sum "$REPO/setup.py" | cut -d' ' -f1)" "$1" "$EXTRAS"
 }
 
+# nnabla-converter's ONNX exporter (gan-sru export --format onnx) imports only onnx, which the extras bring; the
+# package declares TensorFlow and its tools (over 1 GB) as dependencies, so it is installed without them.
+CONVERTER="nnabla-converter==1.39.*"
+wants_converter() { [[ ,$EXTRAS, == *,dev,* || ,$EXTRAS, == *,export,* ]]; }
+
 import_check() {
-    local out
+    local out modules="nnabla, gan_sru"
+    wants_converter && modules="$modules, nnabla.utils.converter.onnx"
     # Run outside the repo so that the installed gan_sru is imported, not ./gan_sru.
-    out=$(cd / && "$VENV/bin/python" -c 'import nnabla, gan_sru' 2>&1) || { echo "$out" >&2; return 1; }
+    out=$(cd / && "$VENV/bin/python" -c "import $modules" 2>&1) || { echo "$out" >&2; return 1; }
 }
 
 # --- the venv: reuse it when its interpreter fits, else (re)create it ---
@@ -241,6 +247,9 @@ ensure_pip
 say "installing gan_sru[$EXTRAS] and its dependencies into $VENV (pip; minutes the first time)"
 rm -f "$STAMP"
 (cd "$REPO" && "$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]") || die "pip install -e '.[$EXTRAS]' failed (see above)"
-import_check || die "the install finished but 'import nnabla, gan_sru' fails in $VENV (see above)"
+if wants_converter; then
+    "$VENV/bin/python" -m pip install -q --no-deps "$CONVERTER" || die "pip install --no-deps '$CONVERTER' failed (see above)"
+fi
+import_check || die "the install finished but importing nnabla and gan_sru fails in $VENV (see above)"
 echo "$want" > "$STAMP.tmp" && mv "$STAMP.tmp" "$STAMP"
 say "ready: Python $venv_version ($base), venv $VENV (installed)"

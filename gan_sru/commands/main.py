@@ -1,4 +1,4 @@
-"""`gan-sru` / `python -m gan_sru`: train, generate, evaluate, profile.
+"""`gan-sru` / `python -m gan_sru`: train, generate, evaluate, export, profile.
 
 Every deliberate error (bad config, bad data, locked run folder, ...) is a GanSruError: it is printed
 as one line, `error: ...`, with exit status 2, never as a traceback.
@@ -55,6 +55,18 @@ def build_parser():
     p.add_argument("--no-progress", action="store_true")
     add_context_args(p)
     p.set_defaults(func=lambda a: _lazy("gan_sru.commands.evaluate", a))
+
+    p = sub.add_parser("export", help="write the trained generator as .nnp or .onnx, for inference elsewhere")
+    p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
+    p.add_argument("--checkpoint", type=int, default=None, metavar="STEP", help="checkpoint step (default: newest)")
+    p.add_argument("--format", required=True, choices=("nnp", "onnx"), help="nnp (nnabla) or onnx")
+    p.add_argument("--out", required=True, metavar="FILE", help="the file to write, e.g. generator.onnx")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="sequences per call of the exported network, fixed (default: 64)")
+    p.add_argument("--length", type=int, default=None,
+                   help="steps per sequence, fixed; shorter ones through the mask (default: the longest training "
+                        "length)")
+    p.set_defaults(func=lambda a: _lazy("gan_sru.commands.export", a))
 
     p = sub.add_parser("profile", help="measure what forward-pass reuse saves (linked / recompute / detached)")
     p.add_argument("--config", required=True)

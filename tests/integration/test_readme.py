@@ -29,7 +29,10 @@ def test_make_targets_named_in_readme_exist():
 def readme_commands():
     """Every `gan-sru ...` / `python train.py ...` line of the README's code blocks, as argv for the CLI."""
     out = []
-    for block in re.findall(r"```(?:bash)?\n(.*?)```", README, re.S):
+    # every fenced block with its language (a ```python block must not shift which fences open and close)
+    for lang, block in re.findall(r"```([\w-]*)\n(.*?)```", README, re.S):
+        if lang not in ("", "bash"):
+            continue
         for line in block.splitlines():
             line = line.split("#")[0].strip().lstrip("$ ").strip()
             if line.startswith("gan-sru "):

@@ -1,0 +1,232 @@
+"""A trained generator as a file that runs without this project: `.nnp` (nnabla) or `.onnx`.
+
+The exported network has a fixed batch size B and length L, chosen at export: the time-major graph bakes
+B and L into its reshapes, broadcasts and constants (nnabla's variable batch size assumes dim 0 is the
+batch), and nnabla-converter's ONNX exporter writes one fixed batch size, with no symbolic dimensions.
+Its weights are the checkpoint's moving average of the generator's weights when the run kept one
+(train.g_ema > 0), else the trained weights: the same ones `gan-sru generate` uses. Batch-major:
+
+    inputs   noise         (B, L, Z) float32, standard normal: noise per step (Z = model.generator.noise_dim)
+             static_noise  (B, S)    float32, standard normal: noise per sequence (S = static_noise_dim;
+                                     absent when S == 0)
+             mask          (B, L)    float32, 1 at valid steps, 0 at right padding (all 1: full length)
+    output   samples       (B, L, C) float32 in the data's units (the run's min-max scaling inverted, as
+                                     `gan-sru generate` writes them), 0 at padded steps
+
+Given the same noise (transposed to the generator's time-major (L, B, Z)), `samples` equals
+`scaler.inverse(TrainedRun.sample(...))` to float32 rounding (tests/unit/test_export.py).
+
+Both formats hold only plain nnabla operations: the SRU is built with `impl="ref"` (the recurrence
+unrolled over time and `F.affine` instead of the BLAS matmul; a PythonFunction cannot be serialised), so
+the file grows linearly with L. `.nnp` is written by nnabla's own saver (`nnabla.utils.save`); `.onnx` is
+converted from it by nnabla-converter's `OnnxExporter` (opset 13), whose repeated shape constants are then
+renamed to single assignments so that `onnx.checker` accepts the model.
+"""
+import contextlib
+import io
+import json
+import logging
+import os
+import tempfile
+from collections import OrderedDict
+
+import nnabla as nn
+import nnabla.functions as F
+import numpy as np
+
+from gan_sru import ConfigError, GanSruError
+from gan_sru.files import atomic_write
+from gan_sru.networks import noise_shapes
+from gan_sru.registry import GENERATORS
+
+FORMATS = ("nnp", "onnx")
+NETWORK = "generator"
+OUTPUT = "samples"
+ONNX_OPSET = "13"
+DEFAULT_BATCH_SIZE = 64
+ONNX_INSTALL = ("pip install 'onnx~=1.13.0' && pip install --no-deps 'nnabla-converter==1.39.*' "
+                "(its declared dependencies pull in TensorFlow, which the ONNX exporter does not use)")
+
+
+class ExportError(GanSruError):
+    """The generator cannot be exported, or the exported file cannot be written."""
+
+
+def check_export_args(fmt, batch_size, length, out):
+    """Refuse bad arguments before any work, with the flag and the value named."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if batch_size < 1:
+        raise ConfigError(f"--batch-size {batch_size}: expected at least 1")
+    if length is not None and length < 2:
+        raise ConfigError(f"--length {length}: expected at least 2 steps")
+    if os.path.isdir(out):
+        raise ExportError(f"--out {out}: is a folder; expected a file name such as {out.rstrip('/')}/generator.{fmt}")
+    ext = os.path.splitext(out)[1].lower()
+    if fmt == "nnp" and ext != ".nnp":  # nnabla's loader picks the reader by the extension
+        raise ConfigError(f"--out {out}: expected a name ending in .nnp for --format nnp (nnabla reads by extension)")
+    if fmt == "onnx" and ext == ".nnp":
+        raise ConfigError(f"--out {out}: the extension says nnp but --format is onnx")
+
+
+def build_export_graph(run, batch_size, length):
+    """The generator of `run` (a TrainedRun) as a plain-ops graph in the exported layout (module docstring).
+
+    Builds into a private parameter scope holding the run's generator weights (names without the "G/" of
+    training), the inverse scaling and the time feature's constant. Returns (scope, inputs, samples) with
+    inputs an ordered {name: nn.Variable}; save and convert inside `nn.parameter_scope("", scope)`.
+    """
+    gcfg = run.cfg["model"]["generator"]
+    B, L, C = int(batch_size), int(length), run.num_features
+    scope = OrderedDict()
+    with nn.parameter_scope("G"):
+        trained = nn.get_parameters(grad_only=False)
+    with nn.parameter_scope("", scope):
+        for name, var in trained.items():
+            nn.parameter.set_parameter(name, var)
+        shapes = noise_shapes(gcfg, L, B)
+        inputs = OrderedDict(noise=nn.Variable((B, L, shapes["step"][2])))  # batch-major (B, L, Z)
+        noise = {"step": F.transpose(inputs["noise"], (1, 0, 2))}
+        if gcfg["static_noise_dim"] > 0:
+            inputs["static_noise"] = noise["static"] = nn.Variable(shapes["static"])
+        inputs["mask"] = nn.Variable((B, L))
+        mask = F.transpose(inputs["mask"], (1, 0))
+        build = GENERATORS.lookup(gcfg["name"])
+        fake = build(gcfg, noise, mask, C, run.max_len, train=False, impl="ref")  # (L, B, C)
+        with nn.parameter_scope("scaler"):
+            span = nn.parameter.get_parameter_or_create(
+                "scale", (1, 1, C), run.scaler.scale.astype(np.float32).reshape(1, 1, C), need_grad=False)
+            low = nn.parameter.get_parameter_or_create(
+                "min", (1, 1, C), run.scaler.min.astype(np.float32).reshape(1, 1, C), need_grad=False)
+        valid = F.broadcast(F.reshape(inputs["mask"], (B, L, 1)), (B, L, C))
+        samples = (F.transpose(fake, (1, 0, 2)) * F.broadcast(span, (B, L, C))
+                   + F.broadcast(low, (B, L, C))) * valid
+        _store_constants(samples, inputs)
+    return scope, inputs, samples
+
+
+def _store_constants(output, inputs):
+    """Register every leaf of the graph that is neither an input nor a parameter (arrays made with
+    `nn.Variable.from_numpy_array`, e.g. the time feature t / (max_len - 1)) as a fixed parameter, so that
+    the saver writes its values; otherwise it would become an input that nothing feeds."""
+    known = {v.data for v in nn.get_parameters(grad_only=False).values()} | {v.data for v in inputs.values()}
+    leaves = []
+
+    def visit(f):
+        for v in f.inputs:
+            if v.parent is None and v.data not in known:
+                known.add(v.data)
+                leaves.append(v)
+
+    output.visit(visit)
+    with nn.parameter_scope("constants"):
+        for i, v in enumerate(leaves):
+            v.need_grad = False
+            nn.parameter.set_parameter(f"c{i}", v)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence nnabla's INFO log and the converter's progress prints (they name temporary files)."""
+    from nnabla.logger import logger
+
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def _save_nnp(path, inputs, samples, batch_size):
+    """nnabla's saver: one network and a 'runtime' executor naming the inputs and the output."""
+    from nnabla.utils.save import save
+
+    contents = {
+        "networks": [{"name": NETWORK, "batch_size": batch_size, "outputs": {OUTPUT: samples},
+                      "names": dict(inputs)}],
+        "executors": [{"name": "runtime", "network": NETWORK, "data": list(inputs), "output": [OUTPUT]}],
+    }
+    save(path, contents, variable_batch_size=False)  # fixed sizes: dim 0 is not the batch inside the SRU
+
+
+def _nnp_to_onnx(nnp_path, onnx_path, batch_size):
+    """nnabla-converter's NNP -> ONNX export; returns the onnx.ModelProto, made SSA and checked."""
+    try:
+        import onnx
+        from nnabla.utils.converter.nnabla import NnpImporter
+        from nnabla.utils.converter.onnx import OnnxExporter
+    except ImportError as e:
+        raise ExportError(f"--format onnx needs nnabla-converter's ONNX exporter and onnx ({e}); "
+                          f"install them with: {ONNX_INSTALL}") from e
+    with _quiet():
+        nnp = NnpImporter(nnp_path, expand_network=True, executor_index=None).execute()
+        OnnxExporter(nnp, batch_size, -1, opset=ONNX_OPSET).execute(onnx_path)
+    model = onnx.load(onnx_path)
+    single_assignment(model.graph)
+    onnx.checker.check_model(model)
+    return model
+
+
+def single_assignment(graph):
+    """Rename node outputs that an earlier node already defined (nnabla-converter 1.39 emits one Constant
+    per use of a Reshape's shape, all under one name), and point later inputs at the newest definition:
+    what the duplicated graph meant, read in its topological order. Modifies `graph` in place."""
+    defined, newest = {}, {}
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            node.input[i] = newest.get(name, name)
+        for i, name in enumerate(node.output):
+            if name in defined:
+                defined[name] += 1
+                node.output[i] = newest[name] = f"{name}__{defined[name]}"
+            else:
+                defined[name] = 0
+    for out in graph.output:
+        out.name = newest.get(out.name, out.name)
+
+
+def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZE, length=None):
+    """Write the generator of the run folder `run_path` (checkpoint `step`, default the newest) to `out`.
+
+    fmt: "nnp" or "onnx"; batch_size, length: the fixed B and L of the exported network (length default:
+    the run's longest training length). The file appears complete or not at all. Returns a dict describing
+    the export: path, format, run, step, weights ("moving average" or "trained"), inputs (name -> shape),
+    output (shape) and max_len (the run's longest training length).
+    """
+    from gan_sru.commands.generate import check_run_path
+    from gan_sru.sampling import TrainedRun
+
+    out = os.fspath(out)
+    check_export_args(fmt, batch_size, length, out)
+    check_run_path(run_path)
+    run = TrainedRun(run_path, step)
+    L = int(length or run.max_len)
+    ema = any(k.startswith("EMA/") for k in run.checkpoint.params)
+    with nn.context_scope(nn.Context(["cpu:float"], "CpuCachedArray", "0")):
+        scope, inputs, samples = build_export_graph(run, batch_size, L)
+        with nn.parameter_scope("", scope), tempfile.TemporaryDirectory(prefix="gan_sru_export_") as tmp:
+            nnp_path = os.path.join(tmp, f"{NETWORK}.nnp")
+            with _quiet():
+                _save_nnp(nnp_path, inputs, samples, batch_size)
+            info = {"path": os.path.abspath(out), "format": fmt, "run": run.folder.path, "step": run.step,
+                    "weights": "moving average" if ema else "trained",
+                    "inputs": {k: tuple(v.shape) for k, v in inputs.items()}, "output": tuple(samples.shape),
+                    "max_len": run.max_len}
+            if fmt == "nnp":
+                with open(nnp_path, "rb") as f:
+                    payload = f.read()
+            else:
+                model = _nnp_to_onnx(nnp_path, os.path.join(tmp, f"{NETWORK}.onnx"), batch_size)
+                meta = {"gan_sru.run": run.folder.path, "gan_sru.checkpoint_step": str(run.step),
+                        "gan_sru.weights": info["weights"], "gan_sru.layout": json.dumps(
+                            {"inputs": info["inputs"], "output": {OUTPUT: info["output"]}})}
+                for k, v in meta.items():
+                    model.metadata_props.add(key=k, value=v)
+                payload = model.SerializeToString()
+    try:
+        atomic_write(out, lambda f: f.write(payload), make_dirs=True)
+    except OSError as e:
+        raise ExportError(f"--out {out}: cannot write the exported file ({e.strerror or e})") from e
+    return info
