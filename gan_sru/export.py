@@ -195,8 +195,7 @@ def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZ
     the export: path, format, run, step, weights ("moving average" or "trained"), inputs (name -> shape),
     output (shape) and max_len (the run's longest training length).
     """
-    from gan_sru.commands.generate import check_run_path
-    from gan_sru.sampling import TrainedRun
+    from gan_sru.sampling import TrainedRun, check_run_path
 
     out = os.fspath(out)
     check_export_args(fmt, batch_size, length, out)

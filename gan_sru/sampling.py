@@ -48,6 +48,13 @@ class Sampler:
         return out
 
 
+def check_run_path(run_path):
+    """Refuse a run path that is not a folder, with the message the CLI prints."""
+    if not os.path.isdir(run_path):
+        raise CheckpointError(f"--run {run_path}: no such run folder (expected e.g. runs/<name>, made by "
+                              "`gan-sru train`)")
+
+
 class TrainedRun:
     """A run folder's config and one checkpoint, with the generator's parameters loaded into nnabla."""
 

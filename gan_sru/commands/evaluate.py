@@ -29,8 +29,9 @@ import time
 import numpy as np
 
 from gan_sru import ConfigError
-from gan_sru.commands.generate import check_run_path, draw_lengths, generate_cut, training_split
+from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
 from gan_sru.files import atomic_write_text
+from gan_sru.sampling import check_run_path
 
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 SCORES = ("discriminative", "predictive", "mmd2")

@@ -28,6 +28,7 @@ import numpy as np
 from gan_sru import ConfigError, DataError
 from gan_sru.data import save_sequences, training_data
 from gan_sru.files import atomic_write_text
+from gan_sru.sampling import check_run_path
 
 _LENGTH_STREAM = 0x1E46  # separates the length draw from the generator's noise stream
 GIF_ITEMS = 16
@@ -35,15 +36,6 @@ SAMPLE_FILES = ("samples.npy", "samples.npz", "samples.csv")
 
 
 # ---------------------------------------------------------------- shared with `gan-sru evaluate`
-
-def check_run_path(run_path):
-    """Refuse a run path that is not a folder, with the message the CLI prints."""
-    from gan_sru import CheckpointError
-
-    if not os.path.isdir(run_path):
-        raise CheckpointError(f"--run {run_path}: no such run folder (expected e.g. runs/<name>, made by "
-                              "`gan-sru train`)")
-
 
 def training_split(cfg):
     """The run's training and held-out real data, re-created from its config: (train, holdout) Datasets
