@@ -7,6 +7,9 @@ A config is a nested plain dict once loaded, every key of SCHEMA filled in:
 
 Every refusal is a gan_sru.ConfigError whose message names the file (or the override),
 the dotted key, the bad value and what was expected.
+
+Longer than this project's ~350-line rooms on purpose: the schema table is a page of data, and the
+validation that reads it stays beside it (the YAML dialect is in yaml_dialect.py).
 """
 import copy
 import difflib
@@ -16,12 +19,11 @@ import re
 import reprlib
 from collections import namedtuple
 
-import yaml
-
 from gan_sru import ConfigError
 from gan_sru.data.readers import SUFFIXES as DATA_SUFFIXES
 from gan_sru.files import atomic_write_text
 from gan_sru.registry import DISCRIMINATORS, GENERATORS, LOSSES, OUTPUT_ACTIVATIONS, STRATEGIES, Registry
+from gan_sru.yaml_dialect import dump_yaml, parse_yaml
 
 # kind: int | float | bool | str | list[str], with a trailing "?" when null is allowed.
 # allowed: None, a tuple of choices or a Registry (its names), a numeric range (">= 1", "> 0", "[0, 1)"),
@@ -115,60 +117,6 @@ def _show(value):
 
 def _kind_name(value):
     return "null" if value is None else type(value).__name__
-
-
-# ---------------------------------------------------------------- YAML dialect
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys; its scalar patterns are set below the class."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-                key = (key_node.tag, key_node.value)
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {key_node.value!r} (first at line {seen[key].line + 1})",
-                        key_node.start_mark)
-                seen[key] = key_node.start_mark
-        return super().construct_mapping(node, deep)
-
-
-class _Dumper(yaml.SafeDumper):
-    """SafeDumper that quotes every string _Loader would read as something else, so dump->load is exact."""
-
-
-# Plain YAML 1.1 reads 1e-3 as a string (it wants 1.0e-3), crashes on '._', and reads 2001-12-14 as a date.
-# Configs have no dates, so: a float pattern that takes 1e-3, no timestamps.
-_FLOAT = re.compile(r"""^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-    |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
-    |[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?
-    |[-+]?\.(?:inf|Inf|INF)
-    |\.(?:nan|NaN|NAN))$""", re.VERBOSE)
-_DROPPED = ("tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp")
-for _cls in (_Loader, _Dumper):
-    _cls.yaml_implicit_resolvers = {first: [(tag, rx) for tag, rx in resolvers if tag not in _DROPPED]
-                                    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-    _cls.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
-
-
-def _parse_yaml(text, where):
-    """YAML text -> Python value; every parser failure becomes a ConfigError naming `where`."""
-    try:
-        return yaml.load(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = e.problem or e.context or "invalid YAML"
-        kind = "YAML error" if isinstance(e, yaml.constructor.ConstructorError) else "YAML syntax error"
-        raise ConfigError(f"{where}:{line}: {kind}: {problem}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{where}: YAML syntax error: {e}") from None
-    except RecursionError:
-        raise ConfigError(f"{where}: YAML is nested too deeply") from None
-    except Exception as e:  # PyYAML constructors raise ValueError, TypeError, ... on odd scalars
-        raise ConfigError(f"{where}: cannot read YAML value ({type(e).__name__}: {e})") from None
 
 
 # ---------------------------------------------------------------- one value
@@ -338,7 +286,7 @@ def parse_override(text):
         raise ConfigError(f"{where}: malformed key {key!r} (empty part between dots)")
     if key not in SCHEMA and key not in SECTIONS:
         raise _unknown_key(key, where)
-    value = _parse_yaml(value_text, where)
+    value = parse_yaml(value_text, where)
     if key in SCHEMA and SCHEMA[key].kind.startswith("str") and isinstance(value, (bool, int, float)):
         value = value_text.strip()  # name=2024 or name=no mean the text, as the key takes only strings
     if key in SECTIONS and not isinstance(value, dict):
@@ -424,12 +372,7 @@ def load_config(path=None, overrides=()):
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{where}: not UTF-8 text (byte {e.start})") from None
-    return resolve_config(_parse_yaml(text, where), where, overrides)
-
-
-def dump_yaml(cfg):
-    """Resolved config -> YAML text that load_config reads back to the same dict."""
-    return yaml.dump(cfg, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return resolve_config(parse_yaml(text, where), where, overrides)
 
 
 def dump_config(cfg, path):
