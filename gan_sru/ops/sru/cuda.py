@@ -18,6 +18,9 @@ The source is compiled with NVRTC (`cupy.RawModule`) on first use, once per devi
 the legacy default stream (`cupy.cuda.Stream.null`, handle 0), the stream nnabla-ext-cuda launches on, so
 they are ordered with nnabla's own kernels without any synchronisation. CuPy is imported lazily: this
 module imports without it, and the first use raises `CudaBackendUnavailable` naming the extra to install.
+
+Over ~350 lines on purpose: the launch plans, the argument checks and the nnabla adapter describe one set of
+kernels and change together with sru.cu.
 """
 import math
 import os
