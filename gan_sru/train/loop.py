@@ -10,6 +10,7 @@ import numpy as np
 from gan_sru import ConfigError, RunFolderError, TrainingDiverged
 from gan_sru.config import dump_config, load_config
 from gan_sru.data import BucketSpec, load_dataset
+from gan_sru.data.summary import describe, summary_text, write_summary
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from .steps import GanSteps
@@ -41,6 +42,8 @@ class Trainer:
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
         dataset = load_dataset(cfg["data"], cfg["seed"])  # before the folder exists: bad data leaves nothing
+        summary = describe(dataset, cfg["data"], cfg["seed"])
+        self._log(summary_text(summary))
         run.create().lock()
         changed = self._changed_keys() if self.resume else []
         self.train_set, self.holdout = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
@@ -64,6 +67,7 @@ class Trainer:
         if latest is not None:
             self._log(f"resumed {run.path} from step {self.start_step}")
         dump_config(cfg, run.config_path)  # after the restore: a refused resume leaves the run's config as it was
+        write_summary(run.path, summary)
 
     def _changed_keys(self):
         """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
@@ -141,7 +145,7 @@ class Trainer:
 
     def _train(self):
         from nnabla.monitor import Monitor, MonitorSeries, MonitorTimeElapsed
-        from tqdm import tqdm
+        from tqdm.auto import tqdm  # a widget in a notebook, text in a terminal
 
         self.prepare()
         cfg, t = self.cfg, self.cfg["train"]
