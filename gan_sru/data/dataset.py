@@ -51,8 +51,9 @@ class Dataset:
 def load_dataset(data_cfg, seed, source=None):
     """The dataset that the `data` section of a resolved config describes, scaled to [0, 1].
 
-    source: an in-memory pandas DataFrame or (N, L, C) array read instead of data.path (with the same
-    column keys, missing-value policy and windows), for the Python API to check its input before writing it.
+    source: an in-memory pandas DataFrame, (N, L, C) array, list of (L_i, C) arrays or RawData read instead of
+    data.path (with the same column keys, missing-value policy and windows), for the Python API to check its
+    input before writing it.
     """
     kind = data_cfg["source"]
     if kind in ("sines", "sines_varlen") and source is None:
@@ -79,11 +80,14 @@ def load_dataset(data_cfg, seed, source=None):
 
 
 def _read(data_cfg, source):
+    from .raw import RawData
     from .readers import read_data, read_frame
 
     columns = (data_cfg["csv_id_column"], data_cfg["csv_time_column"], data_cfg["csv_feature_columns"])
     if source is None:
         return str(data_cfg["path"]), read_data(data_cfg["path"], *columns)
+    if isinstance(source, RawData):
+        return source.places[0].file if source.places else "DataFrame", source
     if isinstance(source, np.ndarray) or isinstance(source, (list, tuple)):
         from .arrays import array_sequences
 

@@ -54,6 +54,10 @@ def describe(dataset, data_cfg, seed):
     }
 
 
+def _count(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _duration(seconds):
     """Seconds as a short human duration: '90 s', '15 min', '1 h', '2.5 d'."""
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
@@ -88,14 +92,14 @@ def summary_text(s):
         lines.append(f"  files: {len(s['files'])} ({os.path.basename(s['files'][0])} ... "
                      f"{os.path.basename(s['files'][-1])})")
     r = s["lengths_read"]
-    lines.append(f"  read: {s['sequences_read']} sequences, lengths {r['min']} / {r['median']:g} / {r['max']} "
+    lines.append(f"  read: {_count(s['sequences_read'], 'sequence')}, lengths {r['min']} / {r['median']:g} / {r['max']} "
                  "(min / median / max)")
     feats = ", ".join(f"{f['name']} [{f['min']:.6g}, {f['max']:.6g}]" for f in s["features"][:12])
     more = f", ... ({len(s['features'])} in all)" if len(s["features"]) > 12 else ""
     lines.append(f"  features (data units): {feats}{more}")
     m = s["missing"]
     if m["values"]:
-        lines.append(f"  missing values: {m['values']} in {m.get('sequences', '?')} sequences (first at {m['first']}); "
+        lines.append(f"  missing values: {m['values']} in {_count(m.get('sequences', 0), 'sequence')} (first at {m['first']}); "
                      f"data.missing: {m['policy']}: {m['action']}")
     else:
         lines.append("  missing values: none")
@@ -103,7 +107,7 @@ def summary_text(s):
     if s["window"]:
         lines.append(f"  windows: {s['window']['length']} steps every {s['window']['stride']}")
     t = s["training"]
-    lines.append(f"  training data: {t['sequences']} sequences ({t['train']} train, {t['holdout']} held out), "
+    lines.append(f"  training data: {_count(t['sequences'], 'sequence')} ({t['train']} train, {t['holdout']} held out), "
                  f"lengths {t['lengths']['min']} / {t['lengths']['median']:g} / {t['lengths']['max']}")
     lines.append("  buckets: " + ", ".join(f"<= {b['length']} steps: {b['sequences']}" for b in s["buckets"]))
     lines += [f"  note: {n}" for n in s["notes"]]
