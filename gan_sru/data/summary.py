@@ -92,23 +92,23 @@ def summary_text(s):
         lines.append(f"  files: {len(s['files'])} ({os.path.basename(s['files'][0])} ... "
                      f"{os.path.basename(s['files'][-1])})")
     r = s["lengths_read"]
-    lines.append(f"  read: {_count(s['sequences_read'], 'sequence')}, lengths {r['min']} / {r['median']:g} / {r['max']} "
-                 "(min / median / max)")
+    lines.append(f"  read: {_count(s['sequences_read'], 'sequence')}, lengths {r['min']} / {r['median']:g} / "
+                 f"{r['max']} (min / median / max)")
     feats = ", ".join(f"{f['name']} [{f['min']:.6g}, {f['max']:.6g}]" for f in s["features"][:12])
     more = f", ... ({len(s['features'])} in all)" if len(s["features"]) > 12 else ""
     lines.append(f"  features (data units): {feats}{more}")
     m = s["missing"]
     if m["values"]:
-        lines.append(f"  missing values: {m['values']} in {_count(m.get('sequences', 0), 'sequence')} (first at {m['first']}); "
-                     f"data.missing: {m['policy']}: {m['action']}")
+        lines.append(f"  missing values: {m['values']} in {_count(m.get('sequences', 0), 'sequence')} (first at "
+                     f"{m['first']}); data.missing: {m['policy']}: {m['action']}")
     else:
         lines.append("  missing values: none")
     lines.append(f"  time: {_time_text(s['time'])}")
     if s["window"]:
         lines.append(f"  windows: {s['window']['length']} steps every {s['window']['stride']}")
     t = s["training"]
-    lines.append(f"  training data: {_count(t['sequences'], 'sequence')} ({t['train']} train, {t['holdout']} held out), "
-                 f"lengths {t['lengths']['min']} / {t['lengths']['median']:g} / {t['lengths']['max']}")
+    lines.append(f"  training data: {_count(t['sequences'], 'sequence')} ({t['train']} train, {t['holdout']} held "
+                 f"out), lengths {t['lengths']['min']} / {t['lengths']['median']:g} / {t['lengths']['max']}")
     lines.append("  buckets: " + ", ".join(f"<= {b['length']} steps: {b['sequences']}" for b in s["buckets"]))
     lines += [f"  note: {n}" for n in s["notes"]]
     return "\n".join(lines)
