@@ -28,7 +28,7 @@ def storable_table(df):
     from .tables import as_table
 
     table = as_table(df)
-    index_columns = [] if table is df else [c for c in table.columns if c not in df.columns]
+    index_columns = [c for c in table.columns if c not in df.columns]
     names = [str(c).strip() for c in table.columns]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:

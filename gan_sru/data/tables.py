@@ -15,10 +15,13 @@ DEFAULT_ID, DEFAULT_TIME = "id", "time"  # the config's defaults: used where a f
 
 
 def as_table(df):
-    """A DataFrame whose index carries data (not a plain 0..R-1 RangeIndex) with the index levels as columns."""
+    """The DataFrame with an index that carries data (named levels, or dates) as columns; an unnamed index of
+    row labels (e.g. left by shuffling or filtering) is dropped."""
     if isinstance(df.index, pd.RangeIndex) and df.index.name is None:
         return df
-    return df.reset_index()
+    if any(n is not None for n in df.index.names) or isinstance(df.index, pd.DatetimeIndex):
+        return df.reset_index()
+    return df.reset_index(drop=True)
 
 
 def frame_sequences(df, file, id_column, time_column, feature_columns, rownames):
