@@ -67,7 +67,8 @@ def load_dataset(data_cfg, seed, source=None):
     if raw.info.get("layout") == "wide":
         if window is None and len(raw) == 1:
             raise DataError(f"{name}: the data is one sequence of {len(raw.arrays[0])} steps (wide format: no id "
-                            "column); set data.window to cut it into training windows, e.g. --set data.window=24")
+                            "column); set data.window to cut it into training windows, e.g. --set data.window=24 "
+                            "(window=24 in the Python API)")
         short = [i for i, a in enumerate(raw.arrays) if window is not None and len(a) < window]
         if short:
             place = raw.places[short[0]]

@@ -49,7 +49,7 @@ class TablePlace:
 
     def label(self):
         if self.seq_id is None:
-            return "the file's sequence (no id column: one sequence)"
+            return "the table's one sequence (no id column)"
         return f"sequence {self.seq_id!r} (first row at {self.rownames(min(self.rows)) if len(self.rows) else '-'})"
 
     def at(self, step, feature):

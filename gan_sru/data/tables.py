@@ -115,7 +115,8 @@ def frame_sequences(df, file, id_column, time_column, feature_columns, rownames)
         kind = None
         order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    arrays = np.split(values[order], bounds)
+    in_order = bool(np.all(np.diff(order) == 1))  # a wide file, or rows already sorted: no copy
+    arrays = np.split(values if in_order else values[order], bounds)
     row_lists = np.split(order, bounds)
     places = [TablePlace(file, uniques[codes[r[0]]] if id_col is not None else None, r, rownames, features)
               for r in row_lists]
@@ -125,17 +126,16 @@ def frame_sequences(df, file, id_column, time_column, feature_columns, rownames)
 
 
 def _all_dates(col):
-    """True when every non-missing cell is a date or time (and not a number); False for an empty column."""
+    """True when the column holds dates: a datetime column, or text whose first 100 cells are ISO dates or times
+    (not numbers); parse_times then parses every cell and names any that is not."""
     if pd.api.types.is_datetime64_any_dtype(col):
         return bool(col.notna().any())
     if col.dtype != object and not pd.api.types.is_string_dtype(col):
         return False
-    cells = col.dropna()
-    if cells.empty or not all(isinstance(c, str) for c in cells.iloc[:100]):
+    head = col.dropna().iloc[:100]
+    if head.empty or not all(isinstance(c, str) for c in head) or pd.to_numeric(head, errors="coerce").notna().any():
         return False
-    if pd.to_numeric(cells, errors="coerce").notna().any():
-        return False
-    return bool(pd.to_datetime(cells, format="ISO8601", utc=True, errors="coerce").notna().all())
+    return bool(pd.to_datetime(head, format="ISO8601", utc=True, errors="coerce").notna().all())
 
 
 def _feature_matrix(column, features, rows, where, file, wide):
@@ -199,23 +199,15 @@ def parse_times(col, where):
         return _dates(pd.to_datetime(col, utc=True), where)
     if pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
         cells = col.astype(object)
-        for i, c in enumerate(cells.iloc[:1000]):
-            if isinstance(c, (bytes, bytearray)):
-                raise DataError(f"{where(i)}: not UTF-8 text")
-        numbers = pd.to_numeric(cells, errors="coerce")
-        is_num = numbers.notna().to_numpy()
-        if is_num.all():
-            col = numbers
-        else:
-            dates = pd.to_datetime(cells.where(~is_num), format="ISO8601", utc=True, errors="coerce")
-            is_date = dates.notna().to_numpy()
-            neither = np.flatnonzero(~is_num & ~is_date)
-            if len(neither):
-                raise DataError(f"{where(neither[0])}: {cells.iloc[neither[0]]!r} is not a number or an ISO date")
-            if is_num.any():
-                odd = np.flatnonzero(is_num != is_num[0])[0]
-                raise DataError(f"{where(odd)}: {cells.iloc[odd]!r} mixes dates and numbers in the time column")
-            return _dates(dates, where)
+        head = cells.iloc[:100]
+        is_num = None
+        if not all(isinstance(c, str) for c in head) or pd.to_numeric(head, errors="coerce").notna().any():
+            numbers = pd.to_numeric(cells, errors="coerce")
+            is_num = numbers.notna().to_numpy()
+            if is_num.all():
+                col = numbers
+        if is_num is None or not is_num.all():  # dates (numbers among them are refused below)
+            return _text_dates(cells, is_num, where)
     key = col.to_numpy()
     if key.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(key))
@@ -224,6 +216,28 @@ def parse_times(col, where):
     elif key.dtype.kind not in "iu":
         key = key.astype(np.float64)
     return key, key.astype(np.float64), lambda row: str(col.iloc[row]), "numbers"
+
+
+def _text_dates(cells, is_num, where):
+    """Text cells -> _dates(...); is_num: which cells are numbers, or None where the column looked like dates."""
+    text = cells if is_num is None else cells.where(~is_num)
+    try:
+        dates = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
+        bad = dates.isna().to_numpy() if is_num is None else dates.isna().to_numpy() & ~is_num
+    except (TypeError, ValueError, OverflowError):  # e.g. bytes from a file that is not UTF-8
+        bad = np.ones(len(cells), bool)
+    if bad.any():
+        i = int(np.argmax(bad))
+        cell = cells.iloc[i]
+        if isinstance(cell, (bytes, bytearray)):
+            raise DataError(f"{where(i)}: not UTF-8 text")
+        if is_num is None and pd.notna(pd.to_numeric(pd.Series([cell], dtype=object), errors="coerce")[0]):
+            raise DataError(f"{where(i)}: {cell!r} mixes dates and numbers in the time column")
+        raise DataError(f"{where(i)}: {cell!r} is not a number or an ISO date")
+    if is_num is not None and is_num.any():
+        odd = int(np.flatnonzero(is_num != is_num[0])[0])
+        raise DataError(f"{where(odd)}: {cells.iloc[odd]!r} mixes dates and numbers in the time column")
+    return _dates(dates, where)
 
 
 def _dates(dates, where):

@@ -136,3 +136,18 @@ def test_wide_csv_of_one_series_trains_with_one_command(tmp_path):
     assert "wide format" in out.stdout and "no column 'time': column 'date' holds dates" in out.stdout
     summary = open(tmp_path / "runs" / "user_data" / "data_summary.txt").read()
     assert "read: 1 sequence, lengths 400" in summary and "training data: 377 sequences" in summary
+
+
+def test_fit_on_a_file_path_and_load_a_folder_without_the_api_layout(tmp_path):
+    path = tmp_path / "d.csv.gz"
+    long_df().dropna().drop(columns="on").to_csv(path, index=False)
+    model = SequenceGAN(progress=False, run=str(tmp_path / "run"), **TINY).fit(
+        str(path), sequence_key="sensor", sequence_index="at")
+    s = model.sample(3, seed=0)
+    assert list(s.columns) == ["sensor", "at", "temp", "count"]
+    assert str(s["at"].dtype) == "datetime64[ns, UTC]" and s["temp"].dtype == np.float64
+    os.remove(tmp_path / "run" / "api_layout.json")  # like a folder made by `gan-sru train`: the data summary says
+    pd.testing.assert_frame_equal(SequenceGAN.load(tmp_path / "run").sample(3, seed=0), s)
+    np.save(tmp_path / "x.npy", np.random.default_rng(1).normal(size=(10, 6, 2)))
+    y = SequenceGAN(progress=False, **TINY).fit(str(tmp_path / "x.npy")).sample(2)
+    assert isinstance(y, np.ndarray) and y.shape == (2, 6, 2)
