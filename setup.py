@@ -17,6 +17,8 @@ setup(
         "imageio>=2.9",
         "matplotlib>=3.5",
         "PyYAML>=5.4",
+        "pandas>=2.0,<3",  # reading tables (CSV, Parquet) and the Python API's DataFrames
+        "pyarrow>=14",  # pandas' Parquet engine; its CSV reader parses floats exactly, on every core
         "tqdm>=4.60",
     ],
     # `gan-sru export --format onnx` also needs nnabla-converter's ONNX exporter, which imports only onnx; the

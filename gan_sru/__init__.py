@@ -34,3 +34,12 @@ class RunFolderError(GanSruError):
 
 class TrainingDiverged(GanSruError):
     """A loss became NaN or inf."""
+
+
+def __getattr__(name):
+    """`from gan_sru import SequenceGAN` imports the Python API (and nnabla) only when asked for."""
+    if name == "SequenceGAN":
+        from gan_sru.api import SequenceGAN
+
+        return SequenceGAN
+    raise AttributeError(f"module 'gan_sru' has no attribute {name!r}")

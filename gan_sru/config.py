@@ -40,16 +40,27 @@ SCHEMA = {
     "data.source": Field("str", "sines", ("sines", "sines_varlen", "file"),
                          "built-in sines (TimeGAN protocol), sines of random lengths, or a file"),
     "data.path": Field("str?", None, None,
-                       "data file (.npy, .npz or .csv) when source is file; relative to the working folder"),
+                       "data file (.csv, .csv.gz, .parquet, .npy, .npz), or a folder or glob pattern of them, when "
+                       "source is file; relative to the working folder"),
     "data.num_sequences": Field("int", 10000, ">= 1", "number of built-in sequences"),
     "data.seq_len": Field("int", 24, ">= 2", "built-in sines: length; sines_varlen: longest length"),
     "data.min_len": Field("int", 8, ">= 2", "sines_varlen: shortest length (lengths drawn U{min_len..seq_len})"),
     "data.num_features": Field("int", 5, ">= 1", "number of built-in features"),
-    "data.csv_id_column": Field("str", "id", None, "CSV: column holding the sequence id"),
-    "data.csv_time_column": Field("str", "time", None, "CSV: column holding the time; rows are sorted by it"),
-    "data.csv_feature_columns": Field("list[str]?", None, None, "CSV: feature columns; null means all others"),
+    "data.csv_id_column": Field("str?", "id", None,
+                                "tables (CSV, Parquet): column holding the sequence id (long format); null: each "
+                                "file is one sequence (wide format); the default 'id' applies where a file has it"),
+    "data.csv_time_column": Field("str?", "time", None,
+                                  "tables: column holding the time (numbers or ISO dates); rows are sorted by it; "
+                                  "null: row order; the default 'time' applies where a file has it (else a column "
+                                  "of dates, if there is exactly one)"),
+    "data.csv_feature_columns": Field("list[str]?", None, None,
+                                      "tables: feature columns; null means all others (they must hold numbers)"),
+    "data.missing": Field("str", "error", ("error", "drop", "interpolate"),
+                          "missing values (empty cells, NA, NaN): refuse them, drop the sequences (or windows) that "
+                          "hold any, or interpolate linearly in time within each sequence"),
     "data.window": Field("int?", None, ">= 2",
-                         "file data: cut every sequence into sliding windows of this length; null keeps them whole"),
+                         "file data: cut every sequence into sliding windows of this length (shorter ones stay "
+                         "whole); null keeps them whole; needed when the data is one long sequence"),
     "data.window_stride": Field("int", 1, ">= 1", "file data: step between window starts"),
     "data.num_buckets": Field("int", 3, ">= 1", "number of length buckets (quantiles of the lengths)"),
     "data.holdout_fraction": Field("float", 0.1, "[0, 1)", "share of sequences held out as real data for evaluate"),
@@ -302,11 +313,11 @@ def _check_together(flat, where):
     source, path = flat["data.source"], flat["data.path"]
     if source == "file":
         if path is None:
-            raise ConfigError(f"{where}: data.path: got null; expected a data file (.npy, .npz or .csv) "
+            raise ConfigError(f"{where}: data.path: got null; expected a data file ({', '.join(DATA_SUFFIXES)}) "
                               f"because data.source is 'file'")
-        if os.path.splitext(path)[1].lower() not in DATA_SUFFIXES:
-            raise ConfigError(f"{where}: data.path: got {path!r}; expected a file ending in "
-                              f"{', '.join(DATA_SUFFIXES)}")
+        if not path.lower().endswith(DATA_SUFFIXES) and not os.path.isdir(path):
+            raise ConfigError(f"{where}: data.path: got {path!r}; expected a file (or glob pattern) ending in "
+                              f"{', '.join(DATA_SUFFIXES)}, or a folder of such files")
     elif path is not None:
         raise ConfigError(f"{where}: data.path: got {path!r} but data.source is {source!r}; "
                           f"set data.source: file to read it, or data.path: null")
@@ -314,7 +325,7 @@ def _check_together(flat, where):
         raise ConfigError(f"{where}: data.min_len: got {flat['data.min_len']}; expected at most "
                           f"data.seq_len ({flat['data.seq_len']})")
     id_col, time_col = flat["data.csv_id_column"], flat["data.csv_time_column"]
-    if id_col == time_col:
+    if id_col is not None and id_col == time_col:
         raise ConfigError(f"{where}: data.csv_time_column: got {time_col!r}; expected a column other than "
                           f"data.csv_id_column")
     features = flat["data.csv_feature_columns"] or []

@@ -7,7 +7,7 @@ from gan_sru import DataError
 
 from .buckets import BucketSpec
 from .builtin import make_sines
-from .readers import read_sequences
+from .missing import apply_missing, drop_windows
 from .scaling import MinMaxScaler
 
 _SPLIT_STREAM = 0x5917
@@ -17,22 +17,25 @@ class Dataset:
     """N sequences scaled to [0, 1].
 
     sequences: list of float32 arrays (L_i, C); lengths: int64 (N,); num_features: C;
-    scaler: the MinMaxScaler that maps data units to [0, 1]; source: 'sines', 'sines_varlen' or the file path.
+    scaler: the MinMaxScaler that maps data units to [0, 1]; source: 'sines', 'sines_varlen' or the file path;
+    info: what was read and done on the way (layout, columns, missing values, time spacing, windows), a
+    JSON-able dict that gan_sru.data.summary turns into the data summary.
     """
 
-    def __init__(self, sequences, scaler, source, num_features=None):
+    def __init__(self, sequences, scaler, source, num_features=None, info=None):
         self.sequences = sequences
         self.lengths = np.array([len(s) for s in sequences], dtype=np.int64)
         self.num_features = int(num_features if num_features is not None else sequences[0].shape[1])
         self.scaler = scaler
         self.source = source
+        self.info = info if info is not None else {}
 
     def __len__(self):
         return len(self.sequences)
 
     def subset(self, indices):
-        """The sequences at `indices`, same scaler and source."""
-        return Dataset([self.sequences[i] for i in indices], self.scaler, self.source, self.num_features)
+        """The sequences at `indices`, same scaler, source and info."""
+        return Dataset([self.sequences[i] for i in indices], self.scaler, self.source, self.num_features, self.info)
 
     def split(self, holdout_fraction, seed):
         """Deterministic random split -> (train, holdout). At least one sequence stays in train;
@@ -48,38 +51,104 @@ class Dataset:
         return self.subset(np.sort(order[n_hold:])), self.subset(np.sort(order[:n_hold]))
 
 
-def load_dataset(data_cfg, seed):
-    """The dataset that the `data` section of a resolved config describes, scaled to [0, 1]."""
-    source = data_cfg["source"]
-    if source in ("sines", "sines_varlen"):
-        min_len = data_cfg["min_len"] if source == "sines_varlen" else None
+def load_dataset(data_cfg, seed, source=None):
+    """The dataset that the `data` section of a resolved config describes, scaled to [0, 1].
+
+    source: an in-memory pandas DataFrame, (N, L, C) array, list of (L_i, C) arrays or RawData read instead of
+    data.path (with the same column keys, missing-value policy and windows), for the Python API to check its
+    input before writing it.
+    """
+    kind = data_cfg["source"]
+    if kind in ("sines", "sines_varlen") and source is None:
+        min_len = data_cfg["min_len"] if kind == "sines_varlen" else None
         raw = make_sines(data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"], seed, min_len)
-        name = source
-    else:
-        name = str(data_cfg["path"])
-        raw = read_sequences(name, data_cfg["csv_id_column"], data_cfg["csv_time_column"],
-                             data_cfg["csv_feature_columns"])
-    scaler = MinMaxScaler().fit(raw)
+        return _scaled(raw, kind, None, {"layout": "built-in", "source": kind, "notes": []})
+    name, raw = _read(data_cfg, source)
+    window, stride = data_cfg.get("window"), data_cfg.get("window_stride", 1)
+    missing = apply_missing(raw, data_cfg.get("missing", "error"), name, windows=window is not None)
+    raw = missing.raw
+    if raw.info.get("layout") == "wide":
+        if window is None and len(raw) == 1:
+            raise DataError(f"{name}: the data is one sequence of {len(raw.arrays[0])} steps (wide format: no id "
+                            "column); set data.window to cut it into training windows, e.g. --set data.window=24 "
+                            "(window=24 in the Python API)")
+        short = [i for i, a in enumerate(raw.arrays) if window is not None and len(a) < window]
+        if short:
+            place = raw.places[short[0]]
+            raise DataError(f"{place.file}: the file is one sequence of {len(raw.arrays[short[0]])} rows (wide "
+                            f"format), shorter than data.window ({window}); expected at least {window} rows, or "
+                            "a smaller data.window")
+    info = dict(raw.info, source=name, feature_names=raw.feature_names, missing=missing.report,
+                sequences_read=len(raw), lengths_read=[len(a) for a in raw.arrays], time=time_spacing(raw))
+    return _scaled(raw.arrays, name, raw, info, window, stride, missing.report)
+
+
+def _read(data_cfg, source):
+    from .raw import RawData
+    from .readers import read_data, read_frame
+
+    columns = (data_cfg["csv_id_column"], data_cfg["csv_time_column"], data_cfg["csv_feature_columns"])
+    if source is None:
+        return str(data_cfg["path"]), read_data(data_cfg["path"], *columns)
+    if isinstance(source, RawData):
+        return source.places[0].file if source.places else "DataFrame", source
+    if isinstance(source, np.ndarray) or isinstance(source, (list, tuple)):
+        from .arrays import array_sequences
+
+        if isinstance(source, (list, tuple)):  # ragged: a list of (L_i, C) arrays
+            ragged = np.empty(len(source), dtype=object)
+            ragged[:] = [np.asarray(s) for s in source]
+            source = ragged
+        return "array", array_sequences(source, None, "array").check("array")
+    return "DataFrame", read_frame(source, *columns)
+
+
+def _scaled(raw_arrays, name, raw, info, window=None, stride=1, report=None):
+    """Fit the scaler (ignoring missing values), scale, cut windows, drop windows that hold NaN."""
+    try:
+        scaler = MinMaxScaler().fit(raw_arrays)
+    except ValueError as e:  # a feature whose every value is missing
+        raise DataError(f"{name}: {e}; expected at least one value per feature") from None
     with np.errstate(over="ignore", invalid="ignore"):
-        sequences = [scaler.transform(s).astype(np.float32) for s in raw]
-    for i, s in enumerate(sequences):
-        if not np.all(np.isfinite(s)):  # only when max - min overflows float64
+        sequences = [scaler.transform(s).astype(np.float32) for s in raw_arrays]
+    for i, (s, r) in enumerate(zip(sequences, raw_arrays)):
+        if not np.all(np.isfinite(s) | np.isnan(r)):  # only when max - min overflows float64
             raise DataError(f"{name}: sequence {i}: values span a range too wide to scale to [0, 1] "
                             f"(min {scaler.min.tolist()}, max {scaler.max.tolist()})")
-    if source == "file" and data_cfg.get("window"):
-        sequences = make_windows(sequences, data_cfg["window"], data_cfg.get("window_stride", 1))
-    return Dataset(sequences, scaler, name)
+    if window:
+        sequences, sources = make_windows(sequences, window, stride, return_sources=True)
+        if report is not None and report["policy"] == "drop" and report["values"]:
+            sequences = drop_windows(sequences, sources, raw, report, window)
+        info["window"] = {"length": window, "stride": stride}
+    return Dataset(sequences, scaler, name, info=info)
 
 
-def make_windows(sequences, window, stride=1):
+def make_windows(sequences, window, stride=1, return_sources=False):
     """Cut each (L_i, C) sequence into windows (window, C) starting every `stride` steps.
-    A sequence shorter than `window` is kept whole."""
-    out = []
-    for s in sequences:
-        if len(s) <= window:
-            out.append(s)
-        else:
-            out.extend(s[start:start + window] for start in range(0, len(s) - window + 1, stride))
+    A sequence shorter than `window` is kept whole. return_sources: also the source index of each window."""
+    out, sources = [], []
+    for i, s in enumerate(sequences):
+        starts = [0] if len(s) <= window else range(0, len(s) - window + 1, stride)
+        for start in starts:
+            out.append(s[start:start + window])
+            sources.append(i)
+    return (out, sources) if return_sources else out
+
+
+def time_spacing(raw):
+    """Steps between consecutive times: {'kind', 'first', 'step', 'min_step', 'max_step', 'irregular',
+    'irregular_gaps', 'gaps'} (seconds for dates), or {'kind': None} without a time column."""
+    kind = raw.info.get("time_kind")
+    if raw.times is None or kind is None:
+        return {"kind": None}
+    diffs = np.concatenate([np.diff(t) for t in raw.times]) if raw.times else np.zeros(0)
+    first = float(min(t[0] for t in raw.times))
+    out = {"kind": kind, "first": first, "gaps": int(len(diffs))}
+    if len(diffs):
+        step = float(np.median(diffs))
+        odd = np.abs(diffs - step) > 1e-9 * max(abs(step), 1e-300)
+        out.update(step=step, min_step=float(diffs.min()), max_step=float(diffs.max()),
+                   irregular=bool(odd.any()), irregular_gaps=int(odd.sum()))
     return out
 
 

@@ -1,254 +1,224 @@
-"""Reading sequences from user files (.npy, .npz, long-format .csv), unscaled, with errors that name the place."""
-import csv
-import datetime
-import io
-import os
+"""Reading sequences from the user's data, unscaled, with errors that name the place.
 
-import numpy as np
+Files: .csv and .csv.gz (pyarrow's CSV reader), .parquet (pandas + pyarrow), .npy and .npz (NumPy); a
+folder (every data file in it, sorted by name) or a glob pattern ('data/*.csv') reads several files, which
+must hold the same features. Tables (CSV, Parquet, DataFrames) go through gan_sru.data.tables: long format
+(an id column) or wide format (no id column: the file is one sequence), an optional time column.
+pandas and pyarrow are imported on first use, so `import gan_sru.data` stays light.
+"""
+import csv
+import glob
+import gzip
+import os
+import re
+import zlib
 
 from gan_sru import DataError
 
-SUFFIXES = (".npy", ".npz", ".csv")
+from .raw import RowNames, merge
+
+SUFFIXES = (".csv", ".csv.gz", ".parquet", ".npy", ".npz")  # the config schema takes these
+TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+# pandas' default missing-value markers (pandas._libs.parsers.STR_NA_VALUES): empty, NA, NaN, null, ...
+NA_VALUES = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
+             "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 
 
-def read_sequences(path, id_column="id", time_column="time", feature_columns=None):
-    """Read sequences from a .npy, .npz or long-format .csv file, unscaled.
+def suffix_of(path):
+    """'.csv.gz' for 'x.CSV.gz', else the last suffix in lower case."""
+    lower = str(path).lower()
+    return next((s for s in SUFFIXES if lower.endswith(s)), os.path.splitext(lower)[1])
+
+
+def read_sequences(path, id_column="id", time_column="time", feature_columns=None, missing="error"):
+    """Read sequences from a data file (or a folder or glob pattern of them), unscaled.
 
     .npy: an (N, L, C) numeric array, or a 1-D object array of (L_i, C) arrays (unpickled: trusted files only).
     .npz: the array named 'data' or 'sequences', else the first; with a 'lengths' (N,) array beside
           'data'/'sequences', sequence i is data[i, :lengths[i]].
-    .csv: a header row, then one row per time step: id column, time column (numbers or ISO dates),
-          feature columns (feature_columns, or all other columns). Rows are sorted by time within a sequence.
+    .csv, .csv.gz, .parquet: one row per time step: an id column (long format; without one the file is one
+          sequence), a time column (numbers or ISO dates; without one row order is time order), feature
+          columns (feature_columns, or all other columns). Rows are sorted by time within a sequence.
+    missing: 'error', 'drop' (sequences with a missing value are left out) or 'interpolate'.
     Returns a list of float64 arrays (L_i, C). Raises DataError naming the file and the first bad place.
     """
+    from .missing import apply_missing
+
+    raw = read_data(path, id_column, time_column, feature_columns)
+    return apply_missing(raw, missing, str(path)).raw.arrays
+
+
+def read_data(path, id_column="id", time_column="time", feature_columns=None):
+    """Like read_sequences, as a checked RawData (NaN = missing) with times, names and the reader's notes."""
+    files = data_files(path)
+    parts = [read_file(f, id_column, time_column, feature_columns) for f in files]
+    raw = parts[0] if len(parts) == 1 else merge(parts, str(path))
+    raw.info["files"] = files
+    return raw.check(str(path))
+
+
+def data_files(path):
+    """The data files that `path` names: itself, the data files in a folder, or a glob pattern's matches."""
     path = str(path)
-    suffix = os.path.splitext(path)[1].lower()
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, n) for n in os.listdir(path)
+                       if not n.startswith(".") and suffix_of(n) in SUFFIXES
+                       and os.path.isfile(os.path.join(path, n)))
+        if not files:
+            raise DataError(f"{path}: is a folder with no data files (expected files ending in "
+                            f"{', '.join(SUFFIXES)})")
+        return files
+    if not os.path.exists(path) and glob.has_magic(path):
+        files = sorted(f for f in glob.glob(path) if os.path.isfile(f))
+        if not files:
+            raise DataError(f"{path}: no file matches this pattern")
+        return files
+    return [path]
+
+
+def read_file(path, id_column="id", time_column="time", feature_columns=None):
+    """One data file -> RawData (unchecked)."""
+    suffix = suffix_of(path)
     if suffix not in SUFFIXES:
         raise DataError(f"{path}: unsupported file type {suffix or '(none)'!r}; expected {', '.join(SUFFIXES)}")
     if not os.path.exists(path):
         raise DataError(f"{path}: data file not found")
     if os.path.isdir(path):
         raise DataError(f"{path}: is a folder; expected a data file")
-    if suffix == ".csv":
-        sequences, labels = _read_csv(path, id_column, time_column, feature_columns)
-    else:
-        array, lengths, what = _read_npy(path) if suffix == ".npy" else _read_npz(path)
-        sequences = _array_to_sequences(array, lengths, path, what)
-        labels = None
-    _check_sequences(sequences, path, labels)
-    return sequences
+    if suffix in (".csv", ".csv.gz"):
+        return read_csv(path, id_column, time_column, feature_columns)
+    if suffix == ".parquet":
+        return read_parquet(path, id_column, time_column, feature_columns)
+    from .arrays import read_npy, read_npz
+
+    return read_npy(path) if suffix == ".npy" else read_npz(path)
 
 
-def _magic(path, size):
+def read_frame(df, id_column="id", time_column="time", feature_columns=None, name="DataFrame"):
+    """An in-memory pandas DataFrame (one row per time step) -> checked RawData; rows are named 'row N'
+    (N = position, from 0)."""
+    from .tables import frame_sequences
+
+    return frame_sequences(df, name, id_column, time_column, feature_columns, RowNames("row")).check(name)
+
+
+# ---------------------------------------------------------------- CSV
+
+def _open_text(path):
+    opener = gzip.open if str(path).lower().endswith(".gz") else open
+    return opener(path, "rt", encoding="utf-8-sig", newline="")
+
+
+def _csv_header(path):
+    """(header cells, its line number), or (None, 0) for a file without a non-blank line."""
     try:
-        with open(path, "rb") as f:
-            return f.read(size)
-    except OSError as e:
-        raise DataError(f"{path}: cannot read ({e.strerror or e})") from None
-
-
-def _read_npy(path):
-    if _magic(path, 6) != b"\x93NUMPY":
-        raise DataError(f"{path}: not a .npy file (no NumPy header)")
-    try:
-        with open(path, "rb") as f:
-            _check_npy_size(f, path)
-            array = np.load(f, allow_pickle=True)  # pickle only for object arrays of ragged sequences
-    except DataError:
-        raise
-    except Exception as e:  # NumPy reports bad headers, truncation, bad pickles in many types
-        raise DataError(f"{path}: cannot read .npy file ({type(e).__name__}: {e})") from None
-    return array, None, "the array"
-
-
-def _check_npy_size(f, path):
-    """Refuse a .npy whose header promises more bytes than the file holds (before NumPy allocates them)."""
-    version = np.lib.format.read_magic(f)
-    if version in ((1, 0), (2, 0)):
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-            np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(f)
-        if not dtype.hasobject:
-            needed = int(np.prod(shape, dtype=object)) * dtype.itemsize
-            available = os.fstat(f.fileno()).st_size - f.tell()
-            if available < needed:
-                raise DataError(f"{path}: truncated .npy file: header says shape {shape} {dtype} "
-                                f"({needed} bytes) but {available} bytes follow")
-    f.seek(0)
-
-
-def _read_npz(path):
-    if _magic(path, 2) != b"PK":
-        raise DataError(f"{path}: not a .npz file (not a zip archive)")
-    try:
-        with np.load(path, allow_pickle=True) as archive:
-            names = list(archive.files)
-            if not names:
-                raise DataError(f"{path}: the .npz archive holds no arrays")
-            key = "data" if "data" in names else "sequences" if "sequences" in names else names[0]
-            array = archive[key]
-            lengths = archive["lengths"] if key in ("data", "sequences") and "lengths" in names else None
-    except DataError:
-        raise
-    except Exception as e:  # zipfile and NumPy raise many types on damaged archives
-        raise DataError(f"{path}: cannot read .npz file ({type(e).__name__}: {e})") from None
-    return array, lengths, f"array {key!r}"
-
-
-def _as_float(a, where):
-    """Array-like -> float64 ndarray, or DataError naming `where`."""
-    try:
-        a = np.asarray(a)
-        if a.dtype.kind not in "biufO":
-            raise DataError(f"{where} holds {a.dtype} values; expected numbers")
-        with np.errstate(over="ignore", invalid="ignore"):
-            return a.astype(np.float64)
-    except DataError:
-        raise
-    except Exception as e:  # ragged nested lists, objects that are not numbers, ...
-        raise DataError(f"{where} holds values that are not numbers ({type(e).__name__}: {e})") from None
-
-
-def _array_to_sequences(array, lengths, path, what):
-    """(N, L, C) array or 1-D object array of (L_i, C) arrays -> list of float64 (L_i, C)."""
-    if not isinstance(array, np.ndarray):
-        raise DataError(f"{path}: {what} is a {type(array).__name__}; expected an array")
-    if array.dtype.kind == "O" and array.ndim == 1:
-        sequences = []
-        for i, item in enumerate(array):
-            s = _as_float(item, f"{path}: sequence {i}")
-            if s.ndim != 2:
-                raise DataError(f"{path}: sequence {i} has shape {s.shape}; expected (steps, features)")
-            sequences.append(s)
-        return sequences
-    if array.ndim != 3:
-        raise DataError(f"{path}: {what} has shape {array.shape}; expected rank 3 (sequences, steps, features) "
-                        f"or a 1-D object array of (steps, features) arrays; one sequence is shape (1, L, C), "
-                        f"univariate data is (N, L, 1)")
-    array = _as_float(array, f"{path}: {what}")
-    if lengths is None:
-        return list(array)
-    lengths = np.asarray(lengths)
-    if lengths.shape != (array.shape[0],) or lengths.dtype.kind not in "iu":
-        raise DataError(f"{path}: array 'lengths' has shape {lengths.shape} and dtype {lengths.dtype}; "
-                        f"expected {array.shape[0]} integers")
-    bad = np.flatnonzero((lengths < 0) | (lengths > array.shape[1]))
-    if len(bad):
-        raise DataError(f"{path}: lengths[{bad[0]}] = {lengths[bad[0]]}; expected 0..{array.shape[1]}")
-    return [array[i, :n] for i, n in enumerate(lengths)]
-
-
-def _check_sequences(sequences, path, labels=None):
-    """Refuse empty sets, featureless or too short sequences, mixed feature counts, NaN and inf."""
-    if not sequences:
-        raise DataError(f"{path}: holds no sequences")
-    num_features = sequences[0].shape[1]
-    if num_features == 0:
-        raise DataError(f"{path}: sequences have 0 features")
-    for i, s in enumerate(sequences):
-        name = labels[i] if labels else f"sequence {i}"
-        if s.shape[1] != num_features:
-            raise DataError(f"{path}: {name} has {s.shape[1]} features; the first sequence has {num_features}")
-        if s.shape[0] < 2:
-            raise DataError(f"{path}: {name} has {s.shape[0]} step(s); expected at least 2")
-        bad = np.argwhere(~np.isfinite(s))
-        if len(bad):
-            step, feature = bad[0]
-            raise DataError(f"{path}: {name}, step {step}, feature {feature}: value {s[step, feature]} "
-                            f"is not finite")
-
-
-def _read_csv(path, id_column, time_column, feature_columns):
-    """Long-format CSV -> (list of float64 (L_i, C) sorted by time, labels naming each sequence)."""
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as f:
-            text = f.read()
+        with _open_text(path) as f:
+            reader = csv.reader(f)
+            for row in reader:
+                if row:
+                    return row, reader.line_num
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 text (byte {e.start})") from None
-    except OSError as e:
-        raise DataError(f"{path}: cannot read ({e.strerror or e})") from None
-    reader = csv.reader(io.StringIO(text), strict=True)
-    try:
-        header = next((row for row in reader if row), None)
-        if header is None:
-            raise DataError(f"{path}: empty file; expected a header row and one row per time step")
-        names = [h.strip() for h in header]
-        columns = _csv_columns(path, reader.line_num, names, id_column, time_column, feature_columns)
-        rows = {}  # id -> list of (time, line, values)
-        time_kind = None
-        for row in reader:
-            if not row:
-                continue
-            line = reader.line_num
-            if len(row) != len(names):
-                raise DataError(f"{path}: line {line}: {len(row)} cells; the header has {len(names)}")
-            seq_id = row[columns[0]].strip()
-            if not seq_id:
-                raise DataError(f"{path}: line {line}, column {id_column!r}: empty sequence id")
-            time = _parse_time(row[columns[1]], f"{path}: line {line}, column {time_column!r}")
-            if time_kind is None:
-                time_kind = type(time)
-            elif type(time) is not time_kind:
-                raise DataError(f"{path}: line {line}, column {time_column!r}: {row[columns[1]]!r} mixes "
-                                f"dates and numbers in the time column")
-            values = []
-            for c in columns[2]:
-                cell = row[c]
-                try:
-                    v = float(cell)
-                except ValueError:
-                    raise DataError(f"{path}: line {line}, column {names[c]!r}: {cell!r} is not a number") from None
-                if not np.isfinite(v):
-                    raise DataError(f"{path}: line {line}, column {names[c]!r} (sequence {seq_id!r}): "
-                                    f"value {cell.strip()!r} is not finite")
-                values.append(v)
-            rows.setdefault(seq_id, []).append((time, line, values))
     except csv.Error as e:
-        raise DataError(f"{path}: line {reader.line_num}: CSV error: {e}") from None
-    sequences, labels = [], []
-    for seq_id, steps in rows.items():
-        steps.sort(key=lambda step: step[0])
-        for a, b in zip(steps, steps[1:]):
-            if a[0] == b[0]:
-                raise DataError(f"{path}: sequence {seq_id!r}: time {a[0]} appears twice (lines {a[1]} and {b[1]})")
-        sequences.append(np.array([values for _, _, values in steps], dtype=np.float64))
-        labels.append(f"sequence {seq_id!r} (first row at line {min(step[1] for step in steps)})")
-    return sequences, labels
+        raise DataError(f"{path}: line 1: CSV error: {e}") from None
+    except (OSError, EOFError, zlib.error) as e:
+        raise DataError(f"{path}: cannot read ({e.strerror if isinstance(e, OSError) and e.strerror else e})") \
+            from None
+    return None, 0
 
 
-def _csv_columns(path, line, names, id_column, time_column, feature_columns):
-    """Header names -> (id index, time index, feature indices)."""
-    where = f"{path}: line {line} (header)"
-    for name in (id_column, time_column, *(feature_columns or [])):
-        if name not in names:
-            raise DataError(f"{where}: missing column {name!r}; found columns {names}")
-        if names.count(name) > 1:
-            raise DataError(f"{where}: column {name!r} appears {names.count(name)} times")
-    if feature_columns is None:
-        feature_columns = [n for n in names if n not in (id_column, time_column)]
-        if "" in feature_columns:
-            raise DataError(f"{where}: column {names.index('') + 1} has no name (a saved index? write the CSV "
-                            f"without it, or list data.csv_feature_columns)")
-        for name in feature_columns:
-            if feature_columns.count(name) > 1:
-                raise DataError(f"{where}: column {name!r} appears {feature_columns.count(name)} times")
-        if not feature_columns:
-            raise DataError(f"{where}: no feature columns besides {id_column!r} and {time_column!r}")
-    return names.index(id_column), names.index(time_column), [names.index(n) for n in feature_columns]
+def _data_lines(path):
+    """Physical line numbers of the non-blank lines (header first), as pyarrow's reader counts rows."""
+    with open(path, "rb") if not str(path).lower().endswith(".gz") else gzip.open(path, "rb") as f:
+        return [i for i, line in enumerate(f, 1) if line.rstrip(b"\r\n")]
 
 
-def _parse_time(cell, where):
-    """A time cell -> float, or a naive UTC datetime for ISO dates."""
+def _csv_rownames(path, header_line):
+    lines = []
+
+    def line_of(row):
+        if not lines:
+            lines.extend(_data_lines(path))
+        start = lines.index(header_line) if header_line in lines else 0
+        i = start + 1 + row
+        return lines[i] if i < len(lines) else f"{row + 2}?"
+
+    return RowNames("line", f"line {header_line} (header)", line_of)
+
+
+def _first_bad_width(path, width):
+    """(line number, cells) of the first non-blank line after the header whose cell count is not `width`."""
+    with _open_text(path) as f:
+        seen_header = False
+        for number, line in enumerate(f, 1):
+            if not line.rstrip("\r\n"):
+                continue
+            cells = next(csv.reader([line]), [])
+            if seen_header and len(cells) != width:
+                return number, len(cells)
+            seen_header = True
+    return None
+
+
+def read_csv(path, id_column="id", time_column="time", feature_columns=None):
+    """A .csv or .csv.gz table -> RawData, read by pyarrow (multithreaded; exact float parsing)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from .tables import frame_sequences
+
+    header, header_line = _csv_header(path)
+    if header is None:
+        raise DataError(f"{path}: empty file; expected a header row and one row per time step")
+    # ids as text: '007' stays '007'
+    types = {raw: pa.string() for raw in header if id_column is not None and raw.strip() == id_column}
+    options = pacsv.ConvertOptions(column_types=types, null_values=NA_VALUES, strings_can_be_null=True,
+                                   quoted_strings_can_be_null=True)
     try:
-        t = float(cell)
-    except ValueError:
-        try:
-            t = datetime.datetime.fromisoformat(cell.strip())
-        except ValueError:
-            raise DataError(f"{where}: {cell!r} is not a number or an ISO date") from None
-        if t.tzinfo is not None:
-            t = t.replace(tzinfo=None) - t.utcoffset()  # naive UTC, comparable with other rows
-        return t
-    if not np.isfinite(t):
-        raise DataError(f"{where}: time {cell.strip()!r} is not finite")
-    return t
+        table = pacsv.read_csv(path, convert_options=options)
+        df = table.to_pandas(date_as_object=False)
+    except pa.ArrowInvalid as e:
+        raise DataError(_arrow_csv_message(path, str(e), header)) from None
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except (pa.ArrowException, OSError, EOFError, zlib.error, ValueError) as e:
+        raise DataError(f"{path}: cannot read CSV file ({type(e).__name__}: {e})") from None
+    return frame_sequences(df, path, id_column, time_column, feature_columns, _csv_rownames(path, header_line))
+
+
+def _arrow_csv_message(path, message, header):
+    width = re.search(r"Expected (\d+) columns, got (\d+)", message)
+    if width:
+        found = _first_bad_width(path, int(width.group(1)))
+        if found:
+            return f"{path}: line {found[0]}: {found[1]} cells; the header has {len(header)}"
+        return f"{path}: a row has {width.group(2)} cells; the header has {width.group(1)}"
+    utf8 = re.search(r"CSV column #(\d+): CSV conversion error to \w+: invalid UTF8", message)
+    if utf8:
+        k = int(utf8.group(1))
+        return f"{path}: column {header[k].strip() if k < len(header) else k!r}: not UTF-8 text"
+    if "Empty CSV file" in message:
+        return f"{path}: empty file; expected a header row and one row per time step"
+    return f"{path}: cannot read CSV file ({message.strip()})"
+
+
+# ---------------------------------------------------------------- Parquet
+
+def read_parquet(path, id_column="id", time_column="time", feature_columns=None):
+    """A .parquet table -> RawData; rows are named 'row N' (from 0)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from .tables import frame_sequences
+
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if not magic:
+        raise DataError(f"{path}: empty file; expected a Parquet table")
+    if magic != b"PAR1":
+        raise DataError(f"{path}: not a Parquet file (no PAR1 header)")
+    try:
+        df = pd.read_parquet(path, engine="pyarrow")
+    except (pa.ArrowException, OSError, ValueError, TypeError, KeyError) as e:
+        raise DataError(f"{path}: cannot read Parquet file ({type(e).__name__}: {e})") from None
+    return frame_sequences(df, path, id_column, time_column, feature_columns, RowNames("row"))

@@ -13,9 +13,13 @@ class MinMaxScaler:
         self.max = None if data_max is None else np.asarray(data_max, dtype=np.float64)
 
     def fit(self, sequences):
-        """Fit min and max of each feature over all steps of all sequences (list of (L_i, C))."""
-        self.min = np.min([np.min(s, axis=0) for s in sequences], axis=0).astype(np.float64)
-        self.max = np.max([np.max(s, axis=0) for s in sequences], axis=0).astype(np.float64)
+        """Fit min and max of each feature over all steps of all sequences (list of (L_i, C)); NaN (missing
+        values) are ignored, and a feature with no value at all is refused."""
+        # fmin/fmax skip NaN without the warnings of nanmin
+        self.min = np.fmin.reduce(np.stack([np.fmin.reduce(s, axis=0) for s in sequences]), axis=0).astype(np.float64)
+        self.max = np.fmax.reduce(np.stack([np.fmax.reduce(s, axis=0) for s in sequences]), axis=0).astype(np.float64)
+        if np.isnan(self.min).any():
+            raise ValueError(f"feature {int(np.flatnonzero(np.isnan(self.min))[0])} has no value (all missing)")
         return self
 
     @property

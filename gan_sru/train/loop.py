@@ -10,6 +10,7 @@ import numpy as np
 from gan_sru import ConfigError, RunFolderError, TrainingDiverged
 from gan_sru.config import dump_config, flat_config, load_config
 from gan_sru.data import training_data
+from gan_sru.data.summary import describe, summary_text, write_summary
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from .steps import GanSteps
@@ -46,6 +47,8 @@ class Trainer:
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
         data = training_data(cfg)  # before the folder exists: bad data leaves nothing
+        summary = describe(data.dataset, cfg["data"], cfg["seed"])
+        self._log(summary_text(summary))
         run.create().lock()
         changed = self._changed_keys() if self.resume else []
         self.train_set, self.holdout, self.spec = data.train, data.holdout, data.spec
@@ -68,6 +71,7 @@ class Trainer:
         if latest is not None:
             self._log(f"resumed {run.path} from step {self.start_step}")
         dump_config(cfg, run.config_path)  # after the restore: a refused resume leaves the run's config as it was
+        write_summary(run.path, summary)
 
     def _changed_keys(self):
         """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
@@ -136,7 +140,7 @@ class Trainer:
 
     def _train(self):
         from nnabla.monitor import Monitor, MonitorSeries, MonitorTimeElapsed
-        from tqdm import tqdm
+        from tqdm.auto import tqdm  # a widget in a notebook, text in a terminal
 
         self.prepare()
         cfg, t = self.cfg, self.cfg["train"]

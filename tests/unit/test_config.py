@@ -249,7 +249,8 @@ def test_bad_choices_refused(tmp_path, text, pattern):
 
 @pytest.mark.parametrize("text, pattern", [
     ("data:\n  source: file\n", r"data.path: got null; expected a data file .* because data.source is 'file'"),
-    ("data:\n  source: file\n  path: x.txt\n", r"data.path: got 'x.txt'; expected a file ending in .npy, .npz, .csv"),
+    ("data:\n  source: file\n  path: x.txt\n", r"data.path: got 'x.txt'; expected a file \(or glob pattern\) ending in "
+                                              r"\.csv, \.csv\.gz, \.parquet, \.npy, \.npz, or a folder of such files"),
     ("data:\n  path: x.csv\n", r"data.path: got 'x.csv' but data.source is 'sines'"),
     ("data:\n  source: sines_varlen\n  min_len: 30\n",
      r"data.min_len: got 30; expected at most data.seq_len \(24\)"),

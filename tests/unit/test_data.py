@@ -117,7 +117,7 @@ def test_split_deterministic_disjoint_complete():
 
 # ---------------------------------------------------------------- files: round trips
 
-@pytest.mark.parametrize("suffix", [".npy", ".npz", ".csv"])
+@pytest.mark.parametrize("suffix", [".npy", ".npz", ".csv", ".csv.gz", ".parquet"])
 @pytest.mark.parametrize("lengths", [[6, 6, 6, 6], [3, 9, 2, 5]])
 def test_save_then_read_round_trip(tmp_path, suffix, lengths):
     seqs = ragged(lengths)
@@ -235,14 +235,17 @@ def test_refuse_empty_files(tmp_path):
 def test_refuse_nan_and_inf_naming_place(tmp_path):
     x = np.zeros((3, 4, 2))
     x[1, 2, 1] = np.nan
-    refused(npy(tmp_path, x), r"sequence 1, step 2, feature 1: value nan is not finite")
+    # NaN is a missing value (data.missing, default error): the count and the first place
+    refused(npy(tmp_path, x), r"1 missing value in 1 of 3 sequences; the first at sequence 1, step 2, feature 1")
     x[1, 2, 1] = 0
     x[2, 0, 0] = -np.inf
     np.savez(tmp_path / "bad.npz", data=x)
     refused(tmp_path / "bad.npz", r"sequence 2, step 0, feature 0: value -inf is not finite")
     refused(text(tmp_path, "id,time,a,b\nq,0,1,2\nq,1,1,inf\n"),
             r"line 3, column 'b' \(sequence 'q'\): value 'inf' is not finite")
-    refused(text(tmp_path, "id,time,a\nq,nan,1\n"), r"line 2, column 'time': time 'nan' is not finite")
+    refused(text(tmp_path, "id,time,a\nq,nan,1\n"), r"line 2, column 'time' \(sequence 'q'\): missing time")
+    refused(text(tmp_path, "id,time,a\nq,inf,1\n"), r"line 2, column 'time' \(sequence 'q'\): time 'inf' is not "
+                                                      r"finite")
 
 
 def test_refuse_wrong_rank_and_dtype(tmp_path):
@@ -275,20 +278,31 @@ def test_refuse_inconsistent_features_and_short_sequences(tmp_path):
 
 
 def test_refuse_bad_csv_cells_and_columns(tmp_path):
-    refused(text(tmp_path, "id,time,a\nq,0,1\nq,1,abc\n"), r"line 3, column 'a': 'abc' is not a number")
-    refused(text(tmp_path, "id,time,a\nq,0,\n"), r"line 2, column 'a': '' is not a number")
-    refused(text(tmp_path, "id,time,a\nq,x,1\n"), r"line 2, column 'time': 'x' is not a number or an ISO date")
+    refused(text(tmp_path, "id,time,a\nq,0,1\nq,1,abc\n"), r"line 3, column 'a' \(sequence 'q'\): 'abc' is not a "
+                                                         r"number")
+    # an empty cell is a missing value (data.missing, default error)
+    refused(text(tmp_path, "id,time,a\nq,0,\nq,1,2\n"), r"1 missing value in 1 of 1 sequence; the first at line 2, "
+                                                       r"column 'a' \(sequence 'q'\)")
+    refused(text(tmp_path, "id,time,a\nq,x,1\n"), r"line 2, column 'time' \(sequence 'q'\): 'x' is not a number or "
+                                                  r"an ISO date")
     refused(text(tmp_path, "id,time,a\nq,0,1\nq,2024-01-01,1\n"), r"line 3, column 'time'.*mixes dates and numbers")
     refused(text(tmp_path, "id,time,a\nq,0,1,2\n"), r"line 2: 4 cells; the header has 3")
     refused(text(tmp_path, "id,time,a\n,0,1\n"), r"line 2, column 'id': empty sequence id")
-    refused(text(tmp_path, "id,time,a\nq,0,1\nq,0,2\n"), r"sequence 'q': time 0.0 appears twice \(lines 2 and 3\)")
-    refused(text(tmp_path, "ident,time,a\nq,0,1\n"), r"line 1 \(header\): missing column 'id'; found columns "
-                                                     r"\['ident', 'time', 'a'\]")
+    refused(text(tmp_path, "id,time,a\nq,0,1\nq,0,2\n"), r"sequence 'q': time 0 appears twice \(lines 2 and 3\)")
+    # without the default 'id' column the file is one sequence: a column of text is named, with the fix
+    refused(text(tmp_path, "ident,time,a\nq,0,1\n"), r"line 2, column 'ident': 'q' is not a number \(the column "
+                                                     r"holds no numbers\); if it names the sequences, set "
+                                                     r"data.csv_id_column: ident")
+    refused(text(tmp_path, "ident,time,a\nq,0,1\n"), r"line 1 \(header\): missing column 'key' "
+                                                     r"\(data.csv_id_column\); found columns \['ident', 'time', 'a'\]",
+            id_column="key")
     refused(text(tmp_path, "id,time,a\nq,0,1\n"), r"line 1 \(header\): missing column 'b'", feature_columns=["b"])
     refused(text(tmp_path, "id,time\nq,0\n"), r"no feature columns besides 'id' and 'time'")
     refused(text(tmp_path, ",id,time,a\n0,q,0,1\n"), r"column 1 has no name")
     refused(text(tmp_path, "id,time,a,a\nq,0,1,1\n"), r"column 'a' appears 2 times")
-    refused(text(tmp_path, 'id,time,a\nq,0,"1\n'), r"line \d+: CSV error")
+    refused(text(tmp_path, 'id,time,a\nq,0,1\nq,1,"2\nq,2,3\n'),
+            r"line 3, column 'a' \(sequence 'q'\): '2\\nq,2,3\\n' is not a number \(an unclosed quote\?\)")
+    refused(text(tmp_path, "id,time,a\nq,0,1\nq,1\n"), r"line 3: 2 cells; the header has 3")
     path = tmp_path / "bin.csv"
     path.write_bytes(b"id,time,a\nq,0,\xff\n")
     refused(path, r"not UTF-8 text")

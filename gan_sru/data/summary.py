@@ -1,0 +1,131 @@
+"""The data summary: what was read and what was done with it, printed before training and saved in the
+run folder as data_summary.json (for programs) and data_summary.txt (for people).
+
+    summary = describe(dataset, cfg["data"], cfg["seed"])
+    print(summary_text(summary))
+    write_summary(run_folder, summary)
+"""
+import json
+import os
+
+import numpy as np
+
+from gan_sru.files import atomic_write_text
+
+from .buckets import BucketSpec
+
+JSON_NAME, TEXT_NAME = "data_summary.json", "data_summary.txt"
+
+
+def _lengths(lengths):
+    lengths = np.asarray(lengths)
+    if not len(lengths):
+        return {"min": 0, "median": 0, "max": 0}
+    return {"min": int(lengths.min()), "median": float(np.median(lengths)), "max": int(lengths.max())}
+
+
+def describe(dataset, data_cfg, seed):
+    """A JSON-able dict: source, layout, columns, sequences and lengths as read, features with their ranges
+    (data units), missing values and what was done, time spacing, windows, the training set, buckets."""
+    info = dataset.info
+    spec = BucketSpec.from_lengths(dataset.lengths, data_cfg["num_buckets"])
+    train, holdout = dataset.split(data_cfg["holdout_fraction"], seed)
+    counts = np.bincount(spec.buckets_of(dataset.lengths), minlength=spec.num_buckets)
+    names = info.get("feature_names") or [f"f{k}" for k in range(dataset.num_features)]
+    read_lengths = info.get("lengths_read", dataset.lengths)
+    return {
+        "source": info.get("source", dataset.source),
+        "files": info.get("files", []),
+        "layout": info.get("layout"),
+        "id_column": info.get("id_column"),
+        "time_column": info.get("time_column"),
+        "notes": info.get("notes", []),
+        "sequences_read": int(info.get("sequences_read", len(dataset))),
+        "lengths_read": _lengths(read_lengths),
+        "features": [{"name": n, "min": float(lo), "max": float(hi)}
+                     for n, lo, hi in zip(names, dataset.scaler.min, dataset.scaler.max)],
+        "missing": info.get("missing", {"values": 0, "policy": data_cfg.get("missing", "error"), "first": None,
+                                        "action": "nothing to do: no value is missing"}),
+        "time": info.get("time", {"kind": None}),
+        "window": info.get("window"),
+        "training": {"sequences": len(dataset), "train": len(train), "holdout": len(holdout),
+                     "lengths": _lengths(dataset.lengths)},
+        "buckets": [{"length": int(b), "sequences": int(n)} for b, n in zip(spec.boundaries, counts)],
+    }
+
+
+def _count(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _duration(seconds):
+    """Seconds as a short human duration: '90 s', '15 min', '1 h', '2.5 d'."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if abs(seconds) >= size:
+            return f"{seconds / size:.4g} {unit}"
+    return f"{seconds:.4g} s"
+
+
+def _time_text(t):
+    if t.get("kind") is None:
+        return "no time column: row order is time order, one step per row"
+    show = _duration if t["kind"] == "dates" else (lambda v: f"{v:.6g}")
+    if "step" not in t:
+        return f"{t['kind']}: no two consecutive times"
+    text = f"{t['kind']}, step {show(t['step'])} (median)"
+    if t["irregular"]:
+        text += (f", IRREGULAR: {t['irregular_gaps']} of {t['gaps']} steps differ (from {show(t['min_step'])} to "
+                 f"{show(t['max_step'])}); the model sees the rows in order, one step each")
+    else:
+        text += ", regular"
+    return text
+
+
+def summary_text(s):
+    """The summary as a few lines of text."""
+    layout = {"long": "long format", "wide": "wide format (each file one sequence)", "array": "arrays",
+              "built-in": "built-in"}.get(s["layout"], s["layout"] or "")
+    columns = ", ".join(f"{what} {s[key]!r}" for what, key in (("id", "id_column"), ("time", "time_column"))
+                        if s.get(key))
+    lines = [f"data: {s['source']} ({layout}{'; ' + columns if columns else ''})"]
+    if len(s["files"]) > 1:
+        lines.append(f"  files: {len(s['files'])} ({os.path.basename(s['files'][0])} ... "
+                     f"{os.path.basename(s['files'][-1])})")
+    r = s["lengths_read"]
+    lines.append(f"  read: {_count(s['sequences_read'], 'sequence')}, lengths {r['min']} / {r['median']:g} / "
+                 f"{r['max']} (min / median / max)")
+    feats = ", ".join(f"{f['name']} [{f['min']:.6g}, {f['max']:.6g}]" for f in s["features"][:12])
+    more = f", ... ({len(s['features'])} in all)" if len(s["features"]) > 12 else ""
+    lines.append(f"  features (data units): {feats}{more}")
+    m = s["missing"]
+    if m["values"]:
+        lines.append(f"  missing values: {m['values']} in {_count(m.get('sequences', 0), 'sequence')} (first at "
+                     f"{m['first']}); data.missing: {m['policy']}: {m['action']}")
+    else:
+        lines.append("  missing values: none")
+    lines.append(f"  time: {_time_text(s['time'])}")
+    if s["window"]:
+        lines.append(f"  windows: {s['window']['length']} steps every {s['window']['stride']}")
+    t = s["training"]
+    lines.append(f"  training data: {_count(t['sequences'], 'sequence')} ({t['train']} train, {t['holdout']} held "
+                 f"out), lengths {t['lengths']['min']} / {t['lengths']['median']:g} / {t['lengths']['max']}")
+    lines.append("  buckets: " + ", ".join(f"<= {b['length']} steps: {b['sequences']}" for b in s["buckets"]))
+    lines += [f"  note: {n}" for n in s["notes"]]
+    return "\n".join(lines)
+
+
+def write_summary(folder, summary):
+    """data_summary.json and data_summary.txt in `folder`, each written atomically. Returns both paths."""
+    paths = os.path.join(folder, JSON_NAME), os.path.join(folder, TEXT_NAME)
+    atomic_write_text(paths[0], json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(paths[1], summary_text(summary) + "\n")
+    return paths
+
+
+def read_summary(folder):
+    """The data_summary.json of a run folder, or None where there is none."""
+    path = os.path.join(folder, JSON_NAME)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
