@@ -3,18 +3,20 @@ import numpy as np
 
 from gan_sru import DataError
 
-from .builtin import make_sines
+from .builtin import make_factors, make_lorenz96, make_sines
 from .readers import read_sequences
 from .scaling import MinMaxScaler
 
 _SPLIT_STREAM = 0x5917
+BUILTIN_MAKERS = {"factors": make_factors, "lorenz96": make_lorenz96}  # (N, L, C, seed) -> list of (L, C)
 
 
 class Dataset:
     """N sequences scaled to [0, 1].
 
     sequences: list of float32 arrays (L_i, C); lengths: int64 (N,); num_features: C;
-    scaler: the MinMaxScaler that maps data units to [0, 1]; source: 'sines', 'sines_varlen' or the file path.
+    scaler: the MinMaxScaler that maps data units to [0, 1]; source: the built-in set's name ('sines',
+    'sines_varlen', 'factors', 'lorenz96') or the file path.
     """
 
     def __init__(self, sequences, scaler, source, num_features=None):
@@ -51,6 +53,9 @@ def load_dataset(data_cfg, seed):
     if source in ("sines", "sines_varlen"):
         min_len = data_cfg["min_len"] if source == "sines_varlen" else None
         raw = make_sines(data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"], seed, min_len)
+        name = source
+    elif source in BUILTIN_MAKERS:
+        raw = BUILTIN_MAKERS[source](data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"], seed)
         name = source
     else:
         name = str(data_cfg["path"])
