@@ -20,8 +20,8 @@ dictionary (never the global parameter scope), clear it after use, draw all
 randomness from their own ``numpy.random.RandomState`` and run with auto-forward
 off, restoring the previous setting; the GAN's parameters and the global RNGs are
 never touched. They run on nnabla's current default context. Context-FID's encoder is
-NumPy on host BLAS (nnabla's CPU convolution and GELU made it 7x slower) and touches no
-nnabla state; its randomness also comes from its own RandomState.
+NumPy on host BLAS (an nnabla version was about 8x slower on CPU) and touches no nnabla
+state; its randomness also comes from its own RandomState.
 
 The recurrent model is a GRU cell written with plain ``nnabla.functions`` ops and
 unrolled over time, with the same equations as ``nnabla.parametric_functions.gru``
