@@ -72,3 +72,14 @@ def test_context_fid_is_deterministic_in_its_seed_and_checks_its_input():
         context_fid(real, fake[:, :, :3], iterations=1, progress=False)
     with pytest.raises(DataError, match="no sequence of 2 or more steps"):
         context_fid(real[:, :1], fake[:, :1], iterations=1, progress=False)
+
+
+def test_context_fid_leaves_global_state_alone():
+    import nnabla as nn
+
+    nn.parameter.get_parameter_or_create("marker", (2,))
+    rng_state = np.random.get_state()
+    context_fid(ar_sequences(12, 7), ar_sequences(12, 8), iterations=2, progress=False)
+    assert list(nn.get_parameters()) == ["marker"]
+    after = np.random.get_state()
+    assert after[0] == rng_state[0] and np.array_equal(after[1], rng_state[1]) and after[2:] == rng_state[2:]
