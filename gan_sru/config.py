@@ -37,13 +37,14 @@ SCHEMA = {
     "seed": Field("int", 0, ">= 0", "seed of the data, the split, the batches and the weights"),
     "run_dir": Field("str", "runs", None, "parent folder of run folders"),
     # data
-    "data.source": Field("str", "sines", ("sines", "sines_varlen", "file"),
-                         "built-in sines (TimeGAN protocol), sines of random lengths, or a file"),
+    "data.source": Field("str", "sines", ("sines", "sines_varlen", "factors", "lorenz96", "file"),
+                         "built-in sines (TimeGAN protocol), sines of random lengths, a wide latent-factor "
+                         "process with seasons (factors), the chaotic Lorenz-96 system, or a file"),
     "data.path": Field("str?", None, None,
                        "data file (.csv, .csv.gz, .parquet, .npy, .npz), or a folder or glob pattern of them, when "
                        "source is file; relative to the working folder"),
     "data.num_sequences": Field("int", 10000, ">= 1", "number of built-in sequences"),
-    "data.seq_len": Field("int", 24, ">= 2", "built-in sines: length; sines_varlen: longest length"),
+    "data.seq_len": Field("int", 24, ">= 2", "built-in data: length; sines_varlen: longest length"),
     "data.min_len": Field("int", 8, ">= 2", "sines_varlen: shortest length (lengths drawn U{min_len..seq_len})"),
     "data.num_features": Field("int", 5, ">= 1", "number of built-in features"),
     "data.csv_id_column": Field("str?", "id", None,
@@ -321,6 +322,9 @@ def _check_together(flat, where):
     elif path is not None:
         raise ConfigError(f"{where}: data.path: got {path!r} but data.source is {source!r}; "
                           f"set data.source: file to read it, or data.path: null")
+    if source == "lorenz96" and flat["data.num_features"] < 4:
+        raise ConfigError(f"{where}: data.num_features: got {flat['data.num_features']}; expected at least 4 "
+                          f"for data.source lorenz96 (each variable couples to two neighbours on each side)")
     if source == "sines_varlen" and flat["data.min_len"] > flat["data.seq_len"]:
         raise ConfigError(f"{where}: data.min_len: got {flat['data.min_len']}; expected at most "
                           f"data.seq_len ({flat['data.seq_len']})")

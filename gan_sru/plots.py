@@ -97,32 +97,100 @@ def sample_grid(seqs, path, title="samples", max_items=16, size=(800, 800)):
     return _save(fig, path)
 
 
-def real_vs_fake(real, fake, path, features=None, max_items=50, title="real vs generated", size=(1200, 400)):
-    """Real (blue) and generated (orange) sequences overlaid, one panel per feature.
+MAX_FEATURE_PANELS = 8  # real_vs_fake shows at most this many features: more panels are unreadable
+
+
+def pick_features(real, max_features=MAX_FEATURE_PANELS):
+    """Indices of the features to draw: all when there are at most ``max_features``, else the
+    ``max_features`` of highest variance in ``real`` (pooled over sequences and steps), in index order."""
+    real = _as_list(real)
+    C = real[0].shape[1]
+    if C <= max_features:
+        return list(range(C))
+    var = np.concatenate(real).var(axis=0)
+    return sorted(int(c) for c in np.argsort(-var, kind="stable")[:max_features])
+
+
+def real_vs_fake(real, fake, path, features=None, max_items=50, title="real vs generated", size=None):
+    """Real (blue) and generated (orange) sequences overlaid, one panel per feature, each panel with its
+    own y axis (features of different units stay readable).
 
     Args:
-        real, fake: sequence sets with the same number of features C.
-        features: feature indices to show; default the first min(C, 4).
+        real, fake: sequence sets with the same number of features C (``fake`` may be empty).
+        features: feature indices to show; default ``pick_features(real)``: all of up to 8 features, else
+            the 8 of highest variance (the title says so).
         max_items: sequences drawn from each set.
+        size: pixels; default (1200, 400) for up to 5 panels in one row, (1200, 650) for two rows.
 
-    Returns the PNG path (``size`` pixels).
+    Returns the PNG path.
     """
+    from matplotlib.collections import LineCollection
+
     real, fake = _as_list(real)[:max_items], _as_list(fake)[:max_items]
     C = real[0].shape[1]
-    features = list(range(min(C, 4))) if features is None else list(features)
-    fig = _figure(size)
-    axes = fig.subplots(1, len(features), squeeze=False)[0]
-    ylim = _value_limits([real, fake])
+    if features is None:
+        features = pick_features(real)
+        if len(features) < C:
+            title = f"{title} ({len(features)} of {C} features, highest variance)"
+    features = list(features)
+    rows = 1 if len(features) <= 5 else 2
+    cols = math.ceil(len(features) / rows)
+    fig = _figure(size or (1200, 400 if rows == 1 else 650))
+    axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+    for ax in axes[len(features):]:
+        ax.axis("off")
     for ax, c in zip(axes, features):
-        for seqs, color, label in ((real, REAL_COLOR, "real"), (fake, FAKE_COLOR, "generated")):
-            for i, s in enumerate(seqs):
-                ax.plot(s[:, c], color=color, alpha=0.3, linewidth=0.8, label=label if i == 0 else None)
-        ax.set_title(f"feature {c}")
-        ax.set_xlabel("step")
-        ax.set_ylim(*ylim)
-    axes[0].legend(loc="upper right")
+        for seqs, color in ((real, REAL_COLOR), (fake, FAKE_COLOR)):
+            if seqs:  # one collection per set: far faster than a plot call per sequence
+                ax.add_collection(LineCollection([np.column_stack([np.arange(len(s)), s[:, c]]) for s in seqs],
+                                                 colors=color, alpha=0.3, linewidths=0.8))
+        ax.set_ylim(*_value_limits([[s[:, c:c + 1] for s in real], [s[:, c:c + 1] for s in fake]]))
+        ax.set_xlim(0, max(len(s) for s in real + fake) - 1 or 1)
+        ax.set_title(f"feature {c}", fontsize="medium")
+        ax.tick_params(labelsize="small")
+        if ax in axes[(rows - 1) * cols:]:
+            ax.set_xlabel("step")
+    axes[0].legend(handles=[Line2D([], [], color=color, label=label) for seqs, color, label in
+                            ((real, REAL_COLOR, "real"), (fake, FAKE_COLOR, "generated")) if seqs],
+                   loc="upper right", fontsize="small")
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.93))
+    return _save(fig, path)
+
+
+def correlation_heatmaps(real_corr, fake_corr, path, title="feature correlations", size=(1500, 540)):
+    """Real and generated feature-correlation matrices side by side (colour scale -1..1) and their
+    difference, generated - real (its own symmetric scale, at least +-0.2).
+
+    ``real_corr``, ``fake_corr``: (C, C), e.g. from ``metrics.correlation_matrix``. Up to 8 features the
+    cells carry their values; beyond 16 only every k-th feature is labelled. Returns the PNG path.
+    """
+    real_corr, fake_corr = np.asarray(real_corr, np.float64), np.asarray(fake_corr, np.float64)
+    diff = fake_corr - real_corr
+    C = len(real_corr)
+    fig = _figure(size)
+    axes = fig.subplots(1, 3)
+    span = max(0.2, float(np.abs(diff).max()))
+    panels = ((real_corr, "real", 1.0), (fake_corr, "generated", 1.0),
+              (diff, f"generated - real (max |diff| {np.abs(diff).max():.2f})", span))
+    ticks = np.arange(0, C, max(1, math.ceil(C / 16)))
+    for ax, (m, name, lim) in zip(axes, panels):
+        image = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+        ax.set_title(name, fontsize="medium")
+        ax.set_xticks(ticks)
+        ax.set_yticks(ticks)
+        ax.tick_params(labelsize="small")
+        if C <= 8:
+            for i in range(C):
+                for j in range(C):
+                    ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
+                            color="white" if abs(m[i, j]) > 0.6 * lim else "black")
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)  # on every panel: equal panel sizes
+    axes[0].set_ylabel("feature")
+    for ax in axes:
+        ax.set_xlabel("feature")
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
     return _save(fig, path)
 
 

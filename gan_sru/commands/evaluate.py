@@ -1,6 +1,7 @@
 """`gan-sru evaluate`: how close a trained run's samples are to real data, with a real-vs-real floor.
 
     gan-sru evaluate --run runs/sines [--checkpoint STEP] [--num 1000] [--repeats 5] [--seed 0]
+                     [--protocol fast|paper]
 
 Everything is computed in the [0, 1] training scale (the run's min-max scaling of its training data):
 generated sequences are the generator's sigmoid output as it is, real ones the scaled training data, so
@@ -12,15 +13,22 @@ Sets compared (all re-created from the run's config; `--seed` picks the subsets 
   held-out   min(num, size) sequences of the run's held-out split (Dataset.split with the config's
              data.holdout_fraction and seed): scored against `real` exactly as `generated` is, this is the
              floor, what a perfect generator would score with that many sequences.
-Scores (gan_sru.metrics):
+Scores (gan_sru.metrics), all lower is better:
   discriminative  TimeGAN's post-hoc GRU classifier, |accuracy - 0.5|, mean and std over --repeats (0 best)
   predictive      TSTR: a GRU trained on the other set (generated / held-out) predicts the last feature one
-                  step ahead on `real`; MAE (lower is better; needs 2+ features)
+                  step ahead on `real`; MAE (needs 2+ features)
+  context_fid     Context-FID: Fréchet distance of TS2Vec embeddings, the encoder trained on `real`
+                  (one encoder, seeded by --seed, for both the generated set and the floor)
+  correlational   Diffusion-TS's correlational score: |corr(other) - corr(real)| over the lower triangle / 10,
+                  mean and std over 5 draws of a fifth of the set
   mmd2            unbiased MMD^2, RBF kernel, median-heuristic bandwidth, flattened sequences
+--protocol: how the two GRU scores are trained (gan_sru.metrics.protocols): `fast` (default; this project's
+  quick settings, for tracking runs) or `paper` (TimeGAN's code's settings, for comparing with papers).
 Writes into RUN/evaluation/ (each evaluation replaces the previous; metrics.json names its checkpoint):
   metrics.json, report.md, pca.png (real vs generated on the real set's first two principal components),
-  autocorrelation.png (mean ACF per feature, real solid, generated dashed), real_vs_generated.png and
-  scores.png (generated next to the floor).
+  autocorrelation.png (mean ACF per feature, real solid, generated dashed), real_vs_generated.png (one axis
+  per feature; up to 8 features, the highest-variance ones of wider data), correlation.png (real and
+  generated feature correlations and their difference) and scores.png (generated next to the floor).
 """
 import json
 import os
@@ -34,9 +42,9 @@ from gan_sru.files import atomic_write_text
 from gan_sru.sampling import check_run_path
 
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
-SCORES = ("discriminative", "predictive", "mmd2")
+SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2")
 PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
-            "real_vs_generated": "real_vs_generated.png", "scores": "scores.png"}
+            "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png"}
 MAX_LAG = 50
 _SUBSET_STREAM = 0xE7A1
 
@@ -48,11 +56,11 @@ def _subset(sequences, num, rng):
     return [sequences[i] for i in np.sort(rng.choice(len(sequences), num, replace=False))]
 
 
-def _iterations(iterations):
-    """None, an int for both learned scores, or {"discriminative": n, "predictive": m} -> dict of kwargs."""
-    from gan_sru import metrics
-
-    out = {"discriminative": metrics.DISCRIMINATIVE_ITERATIONS, "predictive": metrics.PREDICTIVE_ITERATIONS}
+def _iterations(iterations, settings, context_fid_default):
+    """None, an int for every learned score, or a dict of some of {"discriminative", "predictive",
+    "context_fid"} -> {score: iterations}; the rest from the protocol's `settings` and Context-FID's default."""
+    out = {"discriminative": settings["discriminative"]["iterations"],
+           "predictive": settings["predictive"]["iterations"], "context_fid": context_fid_default}
     if isinstance(iterations, dict):
         unknown = set(iterations) - set(out)
         if unknown:
@@ -66,28 +74,31 @@ def _iterations(iterations):
     return {k: int(v) for k, v in out.items()}
 
 
-def score_sets(real, other, repeats, seed, iterations, progress=True):
-    """The three scores of `other` (generated or held-out) against `real`, both in the [0, 1] scale.
+def score_sets(real, other, repeats, seed, settings, context_fid, progress=True):
+    """The scores of `other` (generated or held-out) against `real`, both in the [0, 1] scale.
 
+    settings: the protocol's {"discriminative": kwargs, "predictive": kwargs} (``protocol_settings`` with the
+    iterations in force); context_fid: the Context-FID of `other`, computed with the other sets' (one encoder).
     Returns {"discriminative": {mean, std, scores}, "predictive": {mae} or None (one feature),
-    "mmd2": float}.
+    "context_fid": float, "correlational": {mean, std, scores}, "mmd2": float}.
     """
     from gan_sru import metrics
 
-    out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats,
-                                                          iterations=iterations["discriminative"], seed=seed,
-                                                          progress=progress)}
+    out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats, seed=seed, progress=progress,
+                                                          **settings["discriminative"])}
     if real[0].shape[1] >= 2:
-        out["predictive"] = metrics.predictive_score(other, real, iterations=iterations["predictive"], seed=seed,
-                                                     progress=progress)
+        out["predictive"] = metrics.predictive_score(other, real, seed=seed, progress=progress,
+                                                     **settings["predictive"])
     else:
         out["predictive"] = None
+    out["context_fid"] = context_fid
+    out["correlational"] = metrics.correlational_score(real, other, seed=seed)
     out["mmd2"] = metrics.mmd2(real, other)
     return out
 
 
 def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True, out=None, iterations=None,
-                 floor=None):
+                 floor=None, protocol="fast"):
     """Score one checkpoint of a run and write metrics.json, report.md and pictures into `out`.
 
     Args:
@@ -98,25 +109,27 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         seed: seed of the generated noise, the lengths, the real subsets and the metrics.
         progress: tqdm bars of the metrics.
         out: output folder; default RUN/evaluation.
-        iterations: training steps of the learned scores: None (the metrics' defaults), an int for both,
-            or {"discriminative": n, "predictive": m}.
-        floor: the held-out scores of an earlier call on the same run with the same num, repeats, seed
-            and iterations (its result's "holdout"), reused instead of recomputed; they do not depend
-            on the checkpoint.
+        iterations: training steps of the learned scores: None (the protocol's; Context-FID: TS2Vec's
+            default), an int for all three, or a dict of some of "discriminative", "predictive", "context_fid".
+        floor: the held-out scores of an earlier call on the same run with the same num, repeats, seed,
+            protocol and iterations (its result's "holdout"), reused instead of recomputed; they do not
+            depend on the checkpoint.
+        protocol: "fast" or "paper" (gan_sru.metrics.protocols): the settings of the two GRU scores.
 
     Returns:
         the dict written to metrics.json (run, checkpoint_step, num_generated, num_real, num_holdout,
-        repeats, seed, iterations, scale, generated and holdout scores as `score_sets`, targets, pictures,
-        seconds), plus "out": the folder written.
+        repeats, seed, protocol {name, description, settings of each learned score}, iterations, scale,
+        generated and holdout scores as `score_sets`, targets, pictures, seconds), plus "out": the folder.
     """
     from gan_sru import metrics, plots
+    from gan_sru.metrics.ts2vec import default_iterations
     from gan_sru.sampling import TrainedRun
 
     if num < 2:
         raise ConfigError(f"--num {num}: expected at least 2 sequences (the classifier needs a train/test split)")
     if repeats < 1:
         raise ConfigError(f"--repeats {repeats}: expected at least 1")
-    iters = _iterations(iterations)
+    settings = metrics.protocol_settings(protocol, 1)  # refuses an unknown protocol before anything loads
     check_run_path(run_path)
     t0 = time.perf_counter()
     run = TrainedRun(run_path, step)
@@ -126,15 +139,26 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     real = _subset(train.sequences, num, rng)
     held = _subset(holdout.sequences, num, rng)
     fake = generate_cut(run, draw_lengths(train.lengths, num, seed), seed)
+    settings = metrics.protocol_settings(protocol, run.num_features)
+    iters = _iterations(iterations, settings, default_iterations(sum(s.size for s in real)))
+    for name in ("discriminative", "predictive"):
+        settings[name]["iterations"] = iters[name]
 
-    generated = score_sets(real, fake, repeats, seed, iters, progress)
-    if floor is None and len(held) >= 2:
-        floor = score_sets(real, held, repeats, seed, iters, progress)
+    need_floor = floor is None and len(held) >= 2
+    fids = metrics.context_fids(real, [fake, held] if need_floor else [fake], iterations=iters["context_fid"],
+                                seed=seed, progress=progress)
+    generated = score_sets(real, fake, repeats, seed, settings, fids[0], progress)
+    if need_floor:
+        floor = score_sets(real, held, repeats, seed, settings, fids[1], progress)
     if run.cfg["data"]["source"] in ("sines", "sines_varlen"):
         _add_timegan_scale(generated, floor, run.scaler)
     result = {
         "run": run.folder.path, "checkpoint_step": run.step, "num_generated": len(fake), "num_real": len(real),
-        "num_holdout": len(held), "repeats": repeats, "seed": seed, "iterations": iters,
+        "num_holdout": len(held), "repeats": repeats, "seed": seed,
+        "protocol": {"name": protocol, "description": settings.pop("description"), **settings,
+                     "context_fid": {"iterations": iters["context_fid"], "encoder": "TS2Vec", "output_dims": 320,
+                                     "batch_size": 8, "learning_rate": 1e-3}},
+        "iterations": iters,
         "scale": "[0, 1] training scale (the run's min-max scaling of its training data)",
         "generated": generated, "holdout": floor, "targets": TARGETS,
         "pictures": dict(PICTURES), "seconds": None,
@@ -153,6 +177,9 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
                                title=f"autocorrelation (real solid, generated dashed), step {run.step}")
     plots.real_vs_fake(real, fake, os.path.join(out, PICTURES["real_vs_generated"]),
                        title=f"real vs generated, [0, 1] scale, step {run.step}")
+    plots.correlation_heatmaps(metrics.correlation_matrix(real), metrics.correlation_matrix(fake),
+                               os.path.join(out, PICTURES["correlation"]),
+                               title=f"feature correlations (lag 0, pooled over sequences and steps), step {run.step}")
     bars = {}
     for name, short in (("discriminative", "disc"), ("predictive", "pred"), ("mmd2", "MMD²")):
         for which, scores in (("gen", generated), ("floor", floor)):
@@ -182,15 +209,18 @@ def _add_timegan_scale(generated, floor, scaler):
 
 
 def format_score(name, value):
-    """One score as text: 'mean ± std' for the discriminative score, the number otherwise, '-' for none."""
+    """One score as text: 'mean ± std' for the discriminative and correlational scores, the number
+    otherwise, '-' for none."""
     if value is None:
         return "-"
-    if name == "discriminative":
+    if name in ("discriminative", "correlational"):
         return f"{value['mean']:.4f} ± {value['std']:.4f}"
     if name == "predictive":
         if "mae_timegan_scale" in value:
             return f"{value['mae']:.4f} (TimeGAN scale {value['mae_timegan_scale']:.4f})"
         return f"{value['mae']:.4f}"
+    if name == "context_fid":
+        return f"{value:.4f}"
     return f"{value:.5f}"
 
 
@@ -199,18 +229,19 @@ def score_table(result):
     gen, floor = result["generated"], result["holdout"] or {}
     rows = ["| score | generated vs real | held-out real vs real (floor) | target |",
             "|---|---|---|---|"]
-    labels = {"discriminative": "discriminative", "predictive": "predictive (TSTR MAE)",
-              "mmd2": "MMD² (RBF)"}
+    labels = {"discriminative": "discriminative", "predictive": "predictive (TSTR MAE)", "context_fid": "Context-FID",
+              "correlational": "correlational", "mmd2": "MMD² (RBF)"}
     for name in SCORES:
         target = f"≤ {result['targets'][name]:.2f}" if name in result["targets"] else "-"
-        rows.append(f"| {labels[name]} | {format_score(name, gen[name])} | "
+        rows.append(f"| {labels[name]} | {format_score(name, gen.get(name))} | "
                     f"{format_score(name, floor.get(name))} | {target} |")
     return "\n".join(rows)
 
 
 def report_markdown(result):
     r = result
-    it = r["iterations"]
+    it, proto = r["iterations"], r["protocol"]
+    disc, pred = proto["discriminative"], proto["predictive"]
     lines = [
         f"# Evaluation of `{os.path.basename(r['run'])}` at checkpoint step {r['checkpoint_step']}",
         "",
@@ -218,8 +249,14 @@ def report_markdown(result):
         f"- checkpoint step: {r['checkpoint_step']}",
         f"- N: {r['num_generated']} generated, {r['num_real']} real (training split), "
         f"{r['num_holdout']} held-out real",
-        f"- repeats of the discriminative score: {r['repeats']}; seed {r['seed']}; classifier "
-        f"{it['discriminative']} iterations, predictor {it['predictive']} iterations",
+        f"- protocol: **{proto['description']}**",
+        f"- discriminative score: GRU hidden {disc['hidden_size']}, {it['discriminative']} iterations, batches of "
+        f"{disc['batch_size'] // 2} real + {disc['batch_size'] // 2} generated, Adam lr {disc['learning_rate']:g}",
+        f"- repeats of the discriminative score: {r['repeats']}; seed {r['seed']}",
+        f"- predictive score: GRU hidden {pred['hidden_size']}, {it['predictive']} iterations, batches of "
+        f"{pred['batch_size']}, Adam lr {pred['learning_rate']:g}",
+        f"- Context-FID: TS2Vec encoder (320 dimensions, batch 8, lr 1e-3) trained {it['context_fid']} iterations "
+        f"on the real set; correlational score: mean ± std over 5 draws of a fifth of the real set's size",
         f"- scale: all scores in the {r['scale']}",
         "",
         score_table(r),
@@ -244,7 +281,11 @@ def report_markdown(result):
         f"Autocorrelation per feature, real solid, generated dashed:\n\n"
         f"![autocorrelation]({PICTURES['autocorrelation']})",
         "",
-        f"Real and generated sequences, [0, 1] scale:\n\n![real vs generated]({PICTURES['real_vs_generated']})",
+        f"Real and generated sequences, [0, 1] scale, one axis per feature (at most 8: the highest-variance "
+        f"features of wider data):\n\n![real vs generated]({PICTURES['real_vs_generated']})",
+        "",
+        f"Feature correlations of real and generated data and their difference:\n\n"
+        f"![correlation]({PICTURES['correlation']})",
         "",
         f"Scores of the generated data next to the floor:\n\n![scores]({PICTURES['scores']})",
         "",
@@ -257,9 +298,10 @@ def main(args):
 
     set_context(args)  # evaluate_run checks --num and --repeats before it loads anything
     result = evaluate_run(args.run, step=args.checkpoint, num=args.num, repeats=args.repeats, seed=args.seed,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, protocol=getattr(args, "protocol", "fast"))
     print(f"{os.path.basename(result['run'])}, checkpoint step {result['checkpoint_step']}, "
-          f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale:")
+          f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale, "
+          f"{result['protocol']['name']} protocol:")
     print(score_table(result))
     print(f"written: {os.path.join(result['out'], 'metrics.json')}\n"
           f"         {os.path.join(result['out'], 'report.md')} (with {len(PICTURES)} pictures)")

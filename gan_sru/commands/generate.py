@@ -10,7 +10,10 @@ Writes into DIR (default RUN/generated), every file a pure function of (run, che
                            feature names when the run was trained on a CSV file, else f0, f1, ...)
     generate.json          what produced the files: run, checkpoint step, num, seed, lengths
     samples.png            grid of the first 16 generated sequences
-    real_vs_generated.png  training sequences (blue) and generated ones (orange), one panel per feature
+    real_vs_generated.png  training sequences (blue) and generated ones (orange), one panel and axis per
+                           feature (at most 8: the highest-variance ones of wider data)
+    correlation.png        feature correlations of the training split and of the samples, and their
+                           difference (data with 2 or more features)
     training.gif           16 sequences with fixed noise (--seed) from every checkpoint kept in the run folder
 All three data files are read back by gan_sru.data.read_sequences (and so can train another run).
 
@@ -100,8 +103,9 @@ def main(args):
                      out=args.out, progress=not args.no_progress)
     print(f"generated {args.num} sequences from {args.run}, checkpoint step {paths['step']}:")
     for key in ("samples.npy", "samples.npz", "samples.csv", "generate.json", "samples.png",
-                "real_vs_generated.png", "training.gif"):
-        print(f"  {paths[key]}")
+                "real_vs_generated.png", "correlation.png", "training.gif"):
+        if key in paths:
+            print(f"  {paths[key]}")
     return 0
 
 
@@ -145,6 +149,12 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
     real = [run.scaler.inverse(s) for s in train.sequences[:50]]
     paths["real_vs_generated.png"] = plots.real_vs_fake(real, samples, os.path.join(out, "real_vs_generated.png"),
                                                         title=f"{name}: real vs generated, step {run.step}")
+    if run.num_features >= 2:
+        from gan_sru.metrics import correlation_matrix
+
+        paths["correlation.png"] = plots.correlation_heatmaps(
+            correlation_matrix(train.sequences), correlation_matrix(samples), os.path.join(out, "correlation.png"),
+            title=f"{name}: feature correlations, training split vs generated, step {run.step}")
 
     # the same noise and lengths for every checkpoint, so that the frames are comparable
     frames, gif_lengths = [], lengths[:GIF_ITEMS]

@@ -46,11 +46,15 @@ def build_parser():
     add_context_args(p)
     p.set_defaults(func=lambda a: _lazy("gan_sru.commands.generate", a))
 
-    p = sub.add_parser("evaluate", help="score a trained run (discriminative, predictive, MMD) with pictures")
+    p = sub.add_parser("evaluate", help="score a trained run (discriminative, predictive, Context-FID, "
+                                             "correlational, MMD) with pictures")
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
     p.add_argument("--checkpoint", type=int, default=None, metavar="STEP")
     p.add_argument("--num", type=int, default=1000, help="generated and real sequences compared (default: 1000)")
     p.add_argument("--repeats", type=int, default=5, help="repeats of the post-hoc classifier (default: 5)")
+    p.add_argument("--protocol", default="fast", choices=("fast", "paper"),
+                   help="training of the GRU scores: fast (default, quick, for tracking runs) or paper "
+                        "(TimeGAN's settings: 2000 / 5000 iterations, hidden C/2, lr 1e-3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
     add_context_args(p)

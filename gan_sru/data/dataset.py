@@ -6,20 +6,22 @@ import numpy as np
 from gan_sru import DataError
 
 from .buckets import BucketSpec
-from .builtin import make_sines
+from .builtin import make_factors, make_lorenz96, make_sines
 from .missing import apply_missing, drop_windows
 from .scaling import MinMaxScaler
 
 _SPLIT_STREAM = 0x5917
+BUILTIN_MAKERS = {"factors": make_factors, "lorenz96": make_lorenz96}  # (N, L, C, seed) -> list of (L, C)
 
 
 class Dataset:
     """N sequences scaled to [0, 1].
 
     sequences: list of float32 arrays (L_i, C); lengths: int64 (N,); num_features: C;
-    scaler: the MinMaxScaler that maps data units to [0, 1]; source: 'sines', 'sines_varlen' or the file path;
-    info: what was read and done on the way (layout, columns, missing values, time spacing, windows), a
-    JSON-able dict that gan_sru.data.summary turns into the data summary.
+    scaler: the MinMaxScaler that maps data units to [0, 1]; source: the built-in set's name ('sines',
+    'sines_varlen', 'factors', 'lorenz96') or the file path; info: what was read and done on the way (layout,
+    columns, missing values, time spacing, windows), a JSON-able dict that gan_sru.data.summary turns into the
+    data summary.
     """
 
     def __init__(self, sequences, scaler, source, num_features=None, info=None):
@@ -62,6 +64,9 @@ def load_dataset(data_cfg, seed, source=None):
     if kind in ("sines", "sines_varlen") and source is None:
         min_len = data_cfg["min_len"] if kind == "sines_varlen" else None
         raw = make_sines(data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"], seed, min_len)
+        return _scaled(raw, kind, None, {"layout": "built-in", "source": kind, "notes": []})
+    if kind in BUILTIN_MAKERS and source is None:
+        raw = BUILTIN_MAKERS[kind](data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"], seed)
         return _scaled(raw, kind, None, {"layout": "built-in", "source": kind, "notes": []})
     name, raw = _read(data_cfg, source)
     window, stride = data_cfg.get("window"), data_cfg.get("window_stride", 1)

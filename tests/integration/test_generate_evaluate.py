@@ -22,7 +22,7 @@ TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batc
         "model.generator.hidden_size=8", "model.generator.noise_dim=3", "model.discriminator.hidden_size=8",
         "train.steps=4", "train.checkpoint_every=2", "train.sample_every=1000", "train.log_every=1"]
 STEPS = [2, 4]
-FAST = {"discriminative": 10, "predictive": 10}  # classifier / predictor iterations: the plumbing, not the scores
+FAST = {"discriminative": 10, "predictive": 10, "context_fid": 10}  # iterations: the plumbing, not the scores
 
 
 def make_run(tmp_path_factory, config):
@@ -162,10 +162,11 @@ def test_cli_generate_success_and_error(fixed_run, tmp_path):
 # ---------------------------------------------------------------- evaluate
 
 def check_scores(scores, repeats):
-    assert set(scores) == {"discriminative", "predictive", "mmd2"}
+    assert set(scores) == {"discriminative", "predictive", "context_fid", "correlational", "mmd2"}
     d = scores["discriminative"]
     assert len(d["scores"]) == repeats and 0 <= d["mean"] <= 0.5 and d["std"] >= 0
     assert np.isfinite(scores["predictive"]["mae"]) and np.isfinite(scores["mmd2"])
+    assert np.isfinite(scores["context_fid"]) and len(scores["correlational"]["scores"]) == 5
 
 
 def test_evaluate_writes_metrics_report_and_pictures(fixed_run, tmp_path):
@@ -183,7 +184,7 @@ def test_evaluate_writes_metrics_report_and_pictures(fixed_run, tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "step 4" in report and "16 generated" in report and "repeats of the discriminative score: 2" in report
     sizes = {"pca": (600, 600), "autocorrelation": (800, 500), "real_vs_generated": (1200, 400),
-             "scores": (900, 400)}
+             "correlation": (1500, 540), "scores": (900, 400)}
     assert set(metrics["pictures"]) == set(sizes)
     for key, name in metrics["pictures"].items():
         assert f"]({name})" in report, name
