@@ -436,9 +436,10 @@ def dump_yaml(cfg):
     return yaml.dump(cfg, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def dump_config(cfg, path):
-    """Write `cfg` as YAML to `path` atomically (temp file in the same folder, fsync, os.replace)."""
-    text = dump_yaml(cfg)
+def dump_config(cfg, path, comment=None):
+    """Write `cfg` as YAML to `path` atomically (temp file in the same folder, fsync, os.replace), after
+    `comment` as `# ` lines if given (a record for people; loading ignores it)."""
+    text = "".join(f"# {line}\n" for line in (comment or "").splitlines()) + dump_yaml(cfg)
     atomic_write_text(path, text)
 
 
