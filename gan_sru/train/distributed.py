@@ -12,8 +12,9 @@
     with guard(comm): ...                 # an error on some ranks only: print it, MPI_Abort the whole job
 
 Backends: NullCommunicator (one process), MpiCommunicator (mpi4py, host buffers: CPU contexts) and
-NcclCommunicator (CUDA contexts: the gradients through nnabla's MultiProcessDataParallelCommunicator over
-NCCL, the rest through mpi4py; written against nnabla's documented API and untested: no GPU here).
+NcclCommunicator (train/nccl.py; CUDA contexts: the gradients through nnabla's
+MultiProcessDataParallelCommunicator over NCCL, the rest through mpi4py; written against nnabla's documented
+API and untested: no GPU here). train/replicas.py keeps the ranks' copies of the model identical.
 """
 import contextlib
 import hashlib
@@ -27,7 +28,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from gan_sru import LOCAL_SIZE_VARIABLES, ConfigError, GanSruError
+from gan_sru import ConfigError, GanSruError
 
 EVERY_RANK = "gan_sru_every_rank"  # attribute of an exception that every rank raises at the same point
 
@@ -49,7 +50,6 @@ class Launch(NamedTuple):
     variable: str
     rank: int
     size: Optional[int]
-    local_size: Optional[int]
 
 
 def _int(env, name):
@@ -65,8 +65,7 @@ def detect_launch(env=None):
     for launcher, size_var, rank_var in LAUNCHERS:
         var = size_var or rank_var
         if var in env:
-            local = next((_int(env, v) for v in LOCAL_SIZE_VARIABLES if v in env), None)
-            return Launch(launcher, f"{var}={env[var]}", _int(env, rank_var) or 0, _int(env, size_var), local)
+            return Launch(launcher, f"{var}={env[var]}", _int(env, rank_var) or 0, _int(env, size_var))
     return None
 
 
@@ -129,39 +128,6 @@ def shard_arrays(arrays, local_shapes, rank):
     return out
 
 
-def _solver_states(solvers):
-    """[(solver name, param name, state)] in a fixed order, and the live states per solver."""
-    live = {name: solver.get_states() for name, solver in sorted(solvers.items())}
-    return [(s, p, st) for s, states in live.items() for p, st in sorted(states.items())], live
-
-
-def state_digest(params, solvers):
-    """SHA-256 of every parameter and solver state (values and Adam's step counts), in name order."""
-    h = hashlib.sha256()
-    for name in sorted(params):
-        h.update(name.encode())
-        h.update(np.ascontiguousarray(params[name].d).tobytes())
-    for sname, pname, st in _solver_states(solvers)[0]:
-        h.update(f"{sname}/{pname}/{int(st.t)}".encode())
-        for k in sorted(st.pstate):
-            h.update(np.ascontiguousarray(st.pstate[k].d).tobytes())
-    return h.hexdigest()
-
-
-def broadcast_state(comm, params, solvers):
-    """Rank 0's parameters {name: Variable} and solver states on every rank (Adam's t and moments)."""
-    if comm.size == 1:
-        return
-    ordered, live = _solver_states(solvers)
-    variables = [params[k] for k in sorted(params)] + [st.pstate[k] for _, _, st in ordered for k in sorted(st.pstate)]
-    comm.broadcast_variables(variables)
-    steps = comm.broadcast_object([int(st.t) for _, _, st in ordered])
-    for (_, _, st), t in zip(ordered, steps):
-        st.t = t
-    for name, states in live.items():
-        solvers[name].set_states(states)
-
-
 def _flat(value, prefix=""):
     if isinstance(value, dict):
         for k, v in value.items():
@@ -174,7 +140,7 @@ def differences(a, b, limit=4):
     """'key: A vs B' for the first keys where the nested dicts `a` and `b` differ."""
     fa, fb = dict(_flat(a)), dict(_flat(b))
     keys = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
-    return [f"{k}: {fa.get(k)!r} vs {fb.get(k)!r}" for k in keys[:limit]]
+    return [f"{k or 'value'}: {fa.get(k)!r} vs {fb.get(k)!r}" for k in keys[:limit]]
 
 
 # ---------------------------------------------------------------- backends
@@ -339,44 +305,6 @@ class MpiCommunicator(NullCommunicator):
         self.world.Abort(status)
 
 
-class NcclCommunicator(MpiCommunicator):
-    """CUDA contexts: the gradients all-reduced on the device by nnabla's MultiProcessDataParallelCommunicator
-    (NCCL); broadcasts and agreements through mpi4py. UNTESTED (no GPU here): written against nnabla's
-    documented API. nnabla-ext-cuda loads Open MPI's libmpi.so at run time (OMPI_HOME, then the loader's
-    path); it must be the MPI that mpi4py uses and that launched the job."""
-    backend = "nccl"
-
-    def __init__(self, MPI, launch, context, type_config):
-        super().__init__(MPI, launch)
-        try:
-            import nnabla.communicators as C
-            from nnabla.ext_utils import get_extension_context
-
-            ctx = get_extension_context(context, device_id=str(self.local_rank), type_config=type_config)
-            self.nccl = C.MultiProcessDataParallelCommunicator(ctx)
-            self.nccl.init()
-        except Exception as e:  # nnabla raises plain RuntimeError/ImportError for a missing extension or library
-            raise on_every_rank(GanSruError(
-                f"--context {context} under {launch.launcher}: nnabla's MultiProcessDataParallelCommunicator could "
-                f"not start ({e}); it needs nnabla-ext-cuda with NCCL and Open MPI's libmpi.so (set OMPI_HOME to "
-                "the Open MPI prefix whose mpirun launched the job)")) from e
-        self.device_id = str(self.nccl.local_rank)  # one GPU per rank on each node
-
-    def all_reduce_mean(self, params, extras=()):
-        import nnabla as nn
-
-        arrays = [p.grad for p in params]
-        tail = nn.NdArray.from_numpy_array(np.asarray(extras, np.float32)) if len(extras) else None
-        if tail is not None:
-            arrays.append(tail)
-        self._wait()
-        # inplace=False: nnabla copies the list into one device buffer and makes one NCCL call
-        self.nccl.all_reduce(arrays, division=True, inplace=False)
-        self.bytes_reduced += 4 * sum(a.size for a in arrays)
-        self.reductions += 1
-        return [float(x) for x in tail.data] if tail is not None else []
-
-
 def start(context="cpu", type_config="float", env=None):
     """The communicator of this process: NullCommunicator without a launcher (or a world of one), else an MPI
     backend. A launcher without a working backend is an error, never N processes training N copies alone."""
@@ -390,8 +318,12 @@ def start(context="cpu", type_config="float", env=None):
         raise on_every_rank(GanSruError(
             f"{where}, but mpi4py is not installed ({e}): install it, built against that launcher's MPI "
             "(pip install -e '.[mpi]'); without it every process would train the same model alone")) from None
-    comm = (NcclCommunicator(MPI, launch, context, type_config) if context in ("cuda", "cudnn")
-            else MpiCommunicator(MPI, launch))
+    if context in ("cuda", "cudnn"):
+        from .nccl import NcclCommunicator
+
+        comm = NcclCommunicator(MPI, launch, context, type_config)
+    else:
+        comm = MpiCommunicator(MPI, launch)
     if launch.size is not None and comm.size != launch.size:
         raise on_every_rank(GanSruError(
             f"{where}, but mpi4py's MPI sees a world of {comm.size} process(es), not {launch.size}: mpi4py uses "

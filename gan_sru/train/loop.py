@@ -13,7 +13,7 @@ from gan_sru.config import dump_config, load_config
 from gan_sru.data import BucketSpec, load_dataset
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
-from . import distributed
+from . import distributed, replicas
 from .steps import GanSteps
 
 
@@ -162,6 +162,7 @@ class Trainer:
 
         self._log(self.comm.describe())
         self.comm.collective(self.prepare)  # an error on any rank (bad data, a locked folder) stops every rank
+        replicas.check_same_data(self.comm, self.train_set, self.scaler)
         self.start_step = self.comm.broadcast_object(self.start_step)
         self.steps.sync_state()  # rank 0's state, restored or fresh, on every rank
         cfg, t, root = self.cfg, self.cfg["train"], self.comm.is_root

@@ -11,7 +11,7 @@ import models
 from gan_sru import GanSruError
 from gan_sru.data import sample_batch
 
-from . import distributed
+from . import distributed, replicas
 from .graphs import StepGraph, all_params, discriminator_params, generator_params
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
@@ -111,13 +111,13 @@ class GanSteps:
     def sync_state(self):
         """Rank 0's parameters, moving average and solver states on every rank (after building, and after a
         resume restored them on rank 0)."""
-        distributed.broadcast_state(self.comm, self.checkpoint_params(), {"G": self.solver_g, "D": self.solver_d})
+        replicas.broadcast_state(self.comm, self.checkpoint_params(), {"G": self.solver_g, "D": self.solver_d})
 
     def check_ranks_agree(self, step):
         """Refuse to go on when the ranks' parameters, moving average or solver states differ (they are one
         model: every rank applies the same averaged gradients)."""
         if self.comm.size > 1:
-            digest = distributed.state_digest(self.checkpoint_params(), {"G": self.solver_g, "D": self.solver_d})
+            digest = replicas.state_digest(self.checkpoint_params(), {"G": self.solver_g, "D": self.solver_d})
             self.comm.check_same(digest, f"parameters or solver states at step {step}", error=GanSruError,
                                  hint="; the ranks must run the same code, library versions and CPU kind")
 
