@@ -21,6 +21,7 @@ import time
 import numpy as np
 import pytest
 
+from gan_sru import THREAD_VARIABLES
 from gan_sru.sampling import TrainedRun
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
@@ -61,7 +62,9 @@ def train_args(run_dir, steps, extra=None, base=None, name="run"):
 
 
 def env(extra=None):
-    return dict(os.environ, PYTHONPATH=REPO, MPLBACKEND="Agg", **(extra or {}))
+    """This environment for the children, less any thread settings (the ranks' defaults are under test)."""
+    out = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    return dict(out, PYTHONPATH=REPO, MPLBACKEND="Agg", **(extra or {}))
 
 
 def start(cmd, cwd=REPO, extra_env=None):
@@ -281,6 +284,13 @@ def test_one_process_imports_no_mpi_and_ranks_get_a_share_of_the_cores(tmp_path)
     out = ok(run(mpirun(2) + [sys.executable, "-c", code]))
     share = str(max(1, len(os.sched_getaffinity(0)) // 2))
     assert out.split() == [share, share] * 2
+
+
+def test_generate_under_a_launcher_is_refused(tmp_path):
+    """generate and evaluate are single-process commands: N copies would write the same files."""
+    result = run(mpirun(2) + [sys.executable, "-m", "gan_sru", "generate", "--run", str(tmp_path)])
+    one_error(result, r"`gan-sru generate` runs in one process, but Open MPI \(mpirun\) started this one "
+                      r"\(OMPI_COMM_WORLD_SIZE=2\); run it without the launcher")
 
 
 # ---------------------------------------------------------------- profile
