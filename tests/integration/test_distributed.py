@@ -32,7 +32,8 @@ TOL, SAMPLE_TOL = 1e-4, 1e-5
 # a few hundredths of a second a step; a checkpoint every 4 steps
 TINY = {"data.num_sequences": 64, "data.seq_len": 8, "train.batch_size": 8, "model.generator.hidden_size": 8,
         "model.generator.num_layers": 1, "model.discriminator.hidden_size": 8, "train.sample_every": 1000,
-        "train.log_every": 1, "train.checkpoint_every": 4, "train.keep_checkpoints": 10}
+        "train.log_every": 1, "train.checkpoint_every": 4, "train.keep_checkpoints": 10,
+        "train.grad_clip": 0.05}  # clipping at work: it must see the global gradient
 STEPS = 24
 TIMEOUT = 240
 
