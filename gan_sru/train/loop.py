@@ -151,10 +151,13 @@ class Trainer:
         try:
             return self._train()
         except OSError as e:
-            raise RunFolderError(
+            error = RunFolderError(
                 f"cannot write into run folder {self.run.path}: {e.strerror or e}"
                 f"{f' ({e.filename})' if e.filename else ''}; its checkpoints are complete and --resume "
-                "continues from the newest") from e
+                "continues from the newest")
+            if getattr(e, distributed.EVERY_RANK, False):  # rank 0's failed write, raised on every rank
+                distributed.on_every_rank(error)
+            raise error from e
 
     def _train(self):
         from nnabla.monitor import Monitor, MonitorSeries, MonitorTimeElapsed

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import unwritable
 
 from gan_sru import THREAD_VARIABLES
 from gan_sru.sampling import TrainedRun
@@ -241,6 +242,23 @@ def test_a_diverging_loss_stops_every_rank_with_one_error(tmp_path):
     result = run(mpirun(2) + train_args(tmp_path, STEPS, {"train.d_lr": 1e30}))
     one_error(result, r"training diverged at step \d+: .*nan")
     assert result[0] == 2
+
+
+@slow
+def test_a_failed_write_at_rank_0_stops_every_rank_with_one_error(tmp_path):
+    """Rank 0 cannot write a sample picture (an unwritable folder): every rank stops, one error, no abort."""
+    ok(run(mpirun(2) + train_args(tmp_path, 4)))
+    with unwritable(tmp_path / "run" / "samples"):
+        result = run(mpirun(2) + train_args(tmp_path, 8))
+    one_error(result, r"cannot write into run folder .*samples.*its checkpoints are complete and --resume")
+    assert result[0] == 2 and RunFolder(tmp_path / "run").list_checkpoints()[-1][0] == 8
+    # an error outside any agreement (rank 0's loss monitors): named with its rank, and MPI_Abort ends the job
+    with unwritable(tmp_path / "run" / "monitors" / "d_loss.series.txt"):
+        t0 = time.time()
+        rc, out, err = run(mpirun(2) + train_args(tmp_path, 12))
+    assert rc != 0 and time.time() - t0 < 60 and "MPI_ABORT was invoked on rank 0" in err, err
+    assert re.search(r"^error: rank 0 of 2: cannot write into run folder .*monitors.*ending every rank \(MPI_Abort\)",
+                     err, re.M), err
 
 
 def test_ranks_started_with_different_configs_are_refused(tmp_path):
