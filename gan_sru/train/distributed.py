@@ -311,13 +311,22 @@ def start(context="cpu", type_config="float", env=None):
     launch = detect_launch(env)
     if launch is None or launch.size == 1:
         return NullCommunicator()
+    try:
+        return _start(launch, context, type_config)
+    except GanSruError:
+        if launch.rank != 0:  # every rank fails alike here, with no working MPI to agree over: rank 0 reports
+            raise SystemExit(2) from None
+        raise
+
+
+def _start(launch, context, type_config):
     where = f"{launch.launcher} started this process ({launch.variable})"
     try:
         from mpi4py import MPI
     except ImportError as e:
-        raise on_every_rank(GanSruError(
+        raise GanSruError(
             f"{where}, but mpi4py is not installed ({e}): install it, built against that launcher's MPI "
-            "(pip install -e '.[mpi]'); without it every process would train the same model alone")) from None
+            "(pip install -e '.[mpi]'); without it every process would train the same model alone") from None
     if context in ("cuda", "cudnn"):
         from .nccl import NcclCommunicator
 
@@ -325,10 +334,10 @@ def start(context="cpu", type_config="float", env=None):
     else:
         comm = MpiCommunicator(MPI, launch)
     if launch.size is not None and comm.size != launch.size:
-        raise on_every_rank(GanSruError(
+        raise GanSruError(
             f"{where}, but mpi4py's MPI sees a world of {comm.size} process(es), not {launch.size}: mpi4py uses "
             f"another MPI ({MPI.Get_library_version().splitlines()[0].strip()}) than the launcher; start the job "
-            "with the mpirun of the MPI that mpi4py uses, or install mpi4py built against the launcher's MPI"))
+            "with the mpirun of the MPI that mpi4py uses, or install mpi4py built against the launcher's MPI")
     return comm
 
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from gan_sru import GanSruError
 
-from .distributed import MpiCommunicator, on_every_rank
+from .distributed import MpiCommunicator
 
 
 class NcclCommunicator(MpiCommunicator):
@@ -24,10 +24,10 @@ class NcclCommunicator(MpiCommunicator):
             self.nccl = C.MultiProcessDataParallelCommunicator(ctx)
             self.nccl.init()
         except Exception as e:  # nnabla raises plain RuntimeError/ImportError for a missing extension or library
-            raise on_every_rank(GanSruError(
+            raise GanSruError(
                 f"--context {context} under {launch.launcher}: nnabla's MultiProcessDataParallelCommunicator could "
                 f"not start ({e}); it needs nnabla-ext-cuda with NCCL and Open MPI's libmpi.so (set OMPI_HOME to "
-                "the Open MPI prefix whose mpirun launched the job)")) from e
+                "the Open MPI prefix whose mpirun launched the job)") from e
         self.device_id = str(self.nccl.local_rank)  # one GPU per rank on each node
 
     def all_reduce_mean(self, params, extras=()):

@@ -293,6 +293,16 @@ def test_a_launcher_whose_mpi_is_not_mpi4pys_is_refused(tmp_path):
     assert result[0] == 2 and os.listdir(tmp_path) == []
 
 
+def test_a_cuda_context_without_nnabla_ext_cuda_is_one_clear_error(tmp_path):
+    """The guard around the (untested) NCCL backend: here nnabla-ext-cuda is absent."""
+    if importlib.util.find_spec("nnabla_ext.cuda") is not None:
+        pytest.skip("nnabla-ext-cuda is installed: the NCCL backend would start")
+    one_error(run(mpirun(2) + train_args(tmp_path, STEPS) + ["-c", "cuda"]),
+              r"--context cuda under Open MPI \(mpirun\): nnabla's MultiProcessDataParallelCommunicator could not "
+              r"start \(.*\); it needs nnabla-ext-cuda with NCCL")
+    assert os.listdir(tmp_path) == []
+
+
 def test_one_process_imports_no_mpi_and_ranks_get_a_share_of_the_cores(tmp_path):
     code = ("import sys; from gan_sru.commands.main import main; rc = main(sys.argv[1:]); "
             "print('mpi4py imported:', 'mpi4py' in sys.modules); sys.exit(rc)")
