@@ -37,7 +37,7 @@ samples: $(READY)
 	$(PY) scripts/make_samples.py
 
 bench: $(READY)
-	@set -e; for f in sru_speed profile_reuse scores_over_time read_speed; do echo "== benchmarks/$$f.py"; \
+	@set -e; for f in sru_speed profile_reuse scores_over_time read_speed scaling; do echo "== benchmarks/$$f.py"; \
 	    $(PY) benchmarks/$$f.py; done
 
 # Removes run folders and caches; keeps the venv.

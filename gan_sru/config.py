@@ -390,9 +390,10 @@ def load_config(path=None, overrides=()):
     return resolve_config(parse_yaml(text, where), where, overrides)
 
 
-def dump_config(cfg, path):
-    """Write `cfg` as YAML to `path` atomically (temp file in the same folder, fsync, os.replace)."""
-    text = dump_yaml(cfg)
+def dump_config(cfg, path, comment=None):
+    """Write `cfg` as YAML to `path` atomically (temp file in the same folder, fsync, os.replace), after
+    `comment` as `# ` lines if given (a record for people; loading ignores it)."""
+    text = "".join(f"# {line}\n" for line in (comment or "").splitlines()) + dump_yaml(cfg)
     atomic_write_text(path, text)
 
 

@@ -88,7 +88,22 @@ def build_parser():
 def _lazy(module, args):
     import importlib
 
+    if args.command not in ("train", "profile"):
+        _one_process_only(args.command)
     return importlib.import_module(module).main(args)
+
+
+def _one_process_only(command):
+    """generate and evaluate are not data-parallel: under mpirun/srun N copies would do the same work and
+    write the same files. Refused (printed by rank 0; the environment says which rank this is)."""
+    from gan_sru.train.distributed import detect_launch
+
+    launch = detect_launch()
+    if launch is not None and launch.size != 1:
+        if launch.rank != 0:
+            raise SystemExit(2)
+        raise GanSruError(f"`gan-sru {command}` runs in one process, but {launch.launcher} started this one "
+                          f"({launch.variable}); run it without the launcher")
 
 
 def main(argv=None):

@@ -15,16 +15,22 @@ from gan_sru.profiling import (
 from gan_sru.profiling.measure import _check_counts
 
 
-def run_profile(cfg, args, out=None):
+def run_profile(cfg, args, out=None, comm=None):
     """`gan-sru profile` / `train.py --profile` on a loaded config; args as cli parses them (the train
-    parser has no --steps/--warmup/--strategies/--out: the defaults apply)."""
+    parser has no --steps/--warmup/--strategies/--out: the defaults apply). Under mpirun (`comm` of several
+    ranks) every rank profiles its shard in-process and rank 0 writes and prints the report."""
     strategies = parse_strategies(getattr(args, "strategies", None) or ",".join(DEFAULT_STRATEGIES))
     steps, warmup = getattr(args, "steps", DEFAULT_STEPS), getattr(args, "warmup", DEFAULT_WARMUP)
     _check_counts(steps, warmup)
     out_dir = getattr(args, "out", None) or os.path.join(cfg["run_dir"], cfg["name"], "profile")
     report = profile(cfg, strategies, steps=steps, warmup=warmup, context=ExtensionContext.from_args(args),
-                     progress=not getattr(args, "no_progress", False))
-    paths = write_report(report, out_dir)
+                     progress=not getattr(args, "no_progress", False), comm=comm)
+    if comm is not None:  # rank 0 writes and prints; its error is every rank's
+        paths = comm.collective(lambda: write_report(report, out_dir), root_only=True)
+        if not comm.is_root:
+            return 0
+    else:
+        paths = write_report(report, out_dir)
     out = out or sys.stdout
     print(format_table(report), file=out)
     print(f"\nreport: {paths['md']}\n        {paths['json']}\n        {paths['png']}", file=out, flush=True)
@@ -32,10 +38,10 @@ def run_profile(cfg, args, out=None):
 
 
 def main(args):
-    from gan_sru.config import load_config
-    from gan_sru.context import set_context
+    from gan_sru.train import distributed
+    from gan_sru.train.launch import start_ranks
 
-    cfg = load_config(args.config, args.overrides)
     parse_strategies(args.strategies)  # refuse a bad list before loading anything heavy
-    set_context(args)
-    return run_profile(cfg, args)
+    comm, cfg = start_ranks(args)  # under mpirun: the ranks, checked to hold the same config
+    with distributed.guard(comm):
+        return run_profile(cfg, args, comm=comm)

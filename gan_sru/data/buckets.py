@@ -72,11 +72,13 @@ def pad_batch(sequences, length=None):
     return x, mask, lengths
 
 
-def sample_batch(dataset, spec, batch_size, seed, step):
+def sample_batch(dataset, spec, batch_size, seed, step, shard=(0, 1)):
     """A training batch; a pure function of (seed, step).
 
     Picks a bucket with probability proportional to its number of sequences, then batch_size of its
     sequences (with replacement only when the bucket holds fewer), padded to the bucket's boundary.
+    shard=(rank, world_size): only that rank's contiguous slice of those batch_size sequences (the global
+    batch is drawn the same on every rank, so the shards are disjoint and together make the global batch).
     """
     if len(dataset) == 0:
         raise ValueError("sample_batch: the dataset holds no sequences")
@@ -86,5 +88,11 @@ def sample_batch(dataset, spec, batch_size, seed, step):
     bucket = int(rng.choice(spec.num_buckets, p=counts / counts.sum()))
     members = np.flatnonzero(buckets == bucket)
     picked = rng.choice(members, size=batch_size, replace=len(members) < batch_size)
+    rank, size = shard
+    if size > 1:
+        if batch_size % size:
+            raise ValueError(f"sample_batch: batch_size {batch_size} is not divisible by the world size {size}")
+        local = batch_size // size
+        picked = picked[rank * local:(rank + 1) * local]
     x, mask, lengths = pad_batch([dataset.sequences[i] for i in picked], spec.boundaries[bucket])
     return Batch(x, mask, lengths, bucket)

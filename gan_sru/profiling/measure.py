@@ -199,11 +199,13 @@ class StrategyRun:
     the like are outside the memory figures), clears the parameters and nnabla's array cache, resets the
     RSS high-water mark, and builds `GanSteps` from the config's seed. `functions`: `finish` also runs
     GraphProfiler on the last step graph. `isolated` labels the memory figures (a process of its own).
+    `comm`: a data-parallel communicator (`gan-sru profile` under mpirun); every rank runs the same calls, and
+    the result adds the all-reduce's time and bytes per step ("communication").
     """
 
-    def __init__(self, cfg, strategy, context=ExtensionContext(), functions=False, isolated=False):
+    def __init__(self, cfg, strategy, context=ExtensionContext(), functions=False, isolated=False, comm=None):
         self.cfg, self.strategy, self.context = cfg, strategy, context
-        self.functions, self.isolated = functions, isolated
+        self.functions, self.isolated, self.comm = functions, isolated, comm
 
     def start(self, train_set, spec):
         import nnabla as nn
@@ -214,7 +216,7 @@ class StrategyRun:
 
         set_context(self.context)
         nn.clear_parameters()
-        GanSteps(self.cfg, train_set, spec, strategy=self.strategy).step(0)  # the throw-away step
+        GanSteps(self.cfg, train_set, spec, strategy=self.strategy, comm=self.comm).step(0)  # the throw-away step
         nn.clear_parameters()
         gc.collect()
         import_extension_module(self.context.context).clear_memory_cache()
@@ -226,10 +228,13 @@ class StrategyRun:
 
         self.sync = _synchronizer(self.context)
         self.timer = ProfileObserver(self.sync)
-        self.gan = GanSteps(self.cfg, train_set, spec, strategy=self.strategy, observer=self.timer)
+        self.gan = GanSteps(self.cfg, train_set, spec, strategy=self.strategy, observer=self.timer, comm=self.comm)
+        self.gan.sync_state()
         self.counter = CallCounter(self.gan.g_params, self.gan.d_params)
         self.counted, self.step_s, self.phase_s = [], [], collections.defaultdict(list)
         self.timed_steps, self.last_losses = [], None
+        self.comm_s, self.comm_bytes, self.comm_calls, self.comm_wait_s = [], [], [], []
+        self.gan.comm.measure_wait = True  # splits waiting for the slowest rank from the transfer
 
     def count_step(self, i):
         """Step i with the function hooks on (untimed); records the calls and the batch lengths."""
@@ -246,6 +251,8 @@ class StrategyRun:
     def timed_step(self, i):
         """Step i timed as a whole and per phase (hooks off)."""
         self.timer.seconds.clear()
+        comm = self.gan.comm
+        sent, calls, waited = comm.bytes_reduced, comm.reductions, comm.wait_s
         self.sync()
         t0 = time.perf_counter()
         self.last_losses = self.gan.step(i)
@@ -256,6 +263,10 @@ class StrategyRun:
         for name in ("g_forward", "d_step", "g_step", "g_backward"):
             self.phase_s[name].append(sec.get(name, 0.0))
         self.phase_s["other"].append(max(dt - sec["g_forward"] - sec["d_step"] - sec["g_step"], 0.0))
+        self.comm_s.append(sec.get("all_reduce", 0.0))  # inside d_step and g_step
+        self.comm_bytes.append(comm.bytes_reduced - sent)
+        self.comm_calls.append(comm.reductions - calls)
+        self.comm_wait_s.append(comm.wait_s - waited)
         self.timed_steps.append(i)
         used = _device_used_mib(self.context)
         if used is not None:
@@ -307,9 +318,26 @@ class StrategyRun:
                                                 else self.device_peak - self.device_start),
             },
             "functions": self._breakdown(graph) if self.functions else None,
+            "communication": self._communication(),
         }
         self.gan = self.counter = None
         return result
+
+    def _communication(self):
+        """All-reduce time per step and its share of the step (median of the per-step ratios), bytes and calls
+        per step; None in a single process."""
+        comm = self.gan.comm
+        if comm.size == 1:
+            return None
+        step_s = np.maximum(np.asarray(self.step_s), 1e-12)
+        share = 100.0 * np.asarray(self.comm_s) / step_s
+        transfer = np.asarray(self.comm_s) - np.asarray(self.comm_wait_s)
+        return {"world_size": comm.size, "backend": comm.backend, "all_reduce_ms": _stats(self.comm_s),
+                "wait_ms": _stats(self.comm_wait_s), "transfer_ms": _stats(transfer),
+                "transfer_share_of_step_pct": float(np.median(100.0 * transfer / step_s)),
+                "share_of_step_pct": float(np.median(share)), "bytes_per_step": _number(np.median(self.comm_bytes)),
+                "all_reduce_calls_per_step": _number(np.median(self.comm_calls)),
+                "global_batch": self.cfg["train"]["batch_size"], "batch_per_rank": self.gan.local_batch}
 
     def close(self):
         """Nothing to stop in this process (`WorkerRun.close` stops its process)."""

@@ -33,7 +33,24 @@ def format_table(report):
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.extend(savings_lines(report))
+    lines.extend(communication_lines(report))
     return "\n".join(lines)
+
+
+def communication_lines(report):
+    """One line per strategy under mpirun: the all-reduce's share of the step and the bytes it moves."""
+    out = []
+    for s in report["strategies"]:
+        c = report["results"][s].get("communication")
+        if c:
+            out.append(f"- {s} on {c['world_size']} ranks ({c['backend']}; global batch {c['global_batch']} = "
+                       f"{c['world_size']} x {c['batch_per_rank']}): all-reduce {_fmt(c['all_reduce_ms']['median'])} "
+                       f"ms per step (p10–p90 {_fmt(c['all_reduce_ms']['p10'])}–{_fmt(c['all_reduce_ms']['p90'])}) = "
+                       f"{_fmt(c['share_of_step_pct'], 1)}% of the step, of which waiting for the slowest rank "
+                       f"{_fmt(c['wait_ms']['median'])} ms and the transfer itself {_fmt(c['transfer_ms']['median'])} "
+                       f"ms ({_fmt(c['transfer_share_of_step_pct'], 1)}%); {c['bytes_per_step']:,} bytes all-reduced "
+                       f"per step in {c['all_reduce_calls_per_step']} calls")
+    return out
 
 
 def savings_lines(report):

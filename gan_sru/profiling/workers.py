@@ -1,4 +1,5 @@
 """Every strategy in a worker process of its own, taking turns step by step; the savings of the detached step."""
+import functools
 import time
 
 import numpy as np
@@ -107,7 +108,7 @@ def _worker(conn, cfg, strategy, context, functions, networks):
 # ---------------------------------------------------------------- all strategies
 
 def profile(cfg, strategies=DEFAULT_STRATEGIES, steps=DEFAULT_STEPS, warmup=DEFAULT_WARMUP,
-            context=ExtensionContext(), progress=True, isolate=True, functions=True):
+            context=ExtensionContext(), progress=True, isolate=True, functions=True, comm=None):
     """Profile each strategy; returns the report dict.
 
     isolate=True (the CLI): each strategy in a fresh worker process; on a CPU context the workers take
@@ -117,6 +118,9 @@ def profile(cfg, strategies=DEFAULT_STRATEGIES, steps=DEFAULT_STEPS, warmup=DEFA
     process (the RSS high-water mark is reset before each; nnabla's array cache is emptied).
     Workers are started with multiprocessing's "spawn": a script calling this needs the usual
     `if __name__ == "__main__":` guard.
+    comm: a data-parallel communicator of several ranks (`mpirun -n N gan-sru profile`): every rank profiles
+    in its own process (isolate is off), each strategy's result adds "communication" (all-reduce time,
+    share of the step, bytes per step), and only rank 0 shows progress.
     Report keys: config, context, strategies, steps, warmup, isolated, interleaved, results (strategy ->
     `StrategyRun.finish` dict), savings, function_breakdown (GraphProfiler on the detached graph, or the
     last strategy's), nnabla_version, created.
@@ -128,13 +132,16 @@ def profile(cfg, strategies=DEFAULT_STRATEGIES, steps=DEFAULT_STEPS, warmup=DEFA
         strategies = ",".join(strategies)
     strategies = parse_strategies(strategies)
     _check_counts(steps, warmup)
+    distributed = comm is not None and comm.size > 1
+    if distributed:
+        isolate, progress = False, progress and comm.is_root
     breakdown_of = ("detached" if "detached" in strategies else strategies[-1]) if functions else None
     interleave = isolate and not context.is_cuda
     data = (None, None) if isolate else load_training_data(cfg)
     groups = [list(strategies)] if interleave else [[s] for s in strategies]
     bar = tqdm(total=len(strategies) * (warmup + steps), desc="profile", unit="step", disable=not progress,
                dynamic_ncols=True)
-    make = WorkerRun if isolate else StrategyRun
+    make = WorkerRun if isolate else functools.partial(StrategyRun, comm=comm if distributed else None)
     results, runs = {}, []
     try:
         for group in groups:
@@ -168,6 +175,7 @@ def profile(cfg, strategies=DEFAULT_STRATEGIES, steps=DEFAULT_STEPS, warmup=DEFA
         "steps": steps,
         "warmup": warmup,
         "isolated": isolate,
+        "world_size": comm.size if distributed else 1,
         "interleaved": interleave,
         "results": results,
         "savings": savings(results),

@@ -1,4 +1,5 @@
 """The training loop: data, run folder, checkpoints, monitors, pictures, progress."""
+import functools
 import math
 import os
 import signal
@@ -13,6 +14,7 @@ from gan_sru.data import training_data
 from gan_sru.data.summary import describe, summary_text, write_summary
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
+from . import distributed, replicas
 from .steps import GanSteps
 
 
@@ -20,15 +22,19 @@ class Trainer:
     """Trains one run: data, graphs, run folder, checkpoints, monitors, pictures, progress.
 
     `Trainer(cfg).train()` trains `cfg["train"]["steps"]` steps into `run_dir/name`, resuming from the
-    newest checkpoint when `resume=True`.
+    newest checkpoint when `resume=True`. With a communicator `comm` of several ranks (train/distributed.py)
+    every rank trains its shard of each batch and rank 0 alone touches the run folder and logs.
     """
 
-    def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout, step_fn=None, abort_fn=None):
+    def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout, step_fn=None, abort_fn=None,
+                 comm=None):
         """step_fn(trainer, step, d_loss, g_loss): called after every step (step = steps done so far);
         abort_fn() -> bool: asked after every step; True stops the run like SIGTERM does (a checkpoint is
-        saved, `train()` returns, `self.aborted` is True). Benchmarks and tools observe the loop this way."""
+        saved, `train()` returns, `self.aborted` is True). Benchmarks and tools observe the loop this way
+        (in one process). comm: the data-parallel communicator (train/distributed.py); None: one process."""
         self.cfg, self.progress, self.out = cfg, progress, out
         self.step_fn, self.abort_fn, self.aborted = step_fn, abort_fn, False
+        self.comm = comm or distributed.NullCommunicator()
         self.run = RunFolder(os.path.join(cfg["run_dir"], cfg["name"]))
         self.resume = resume
         self.strategy = strategy
@@ -36,12 +42,14 @@ class Trainer:
         self.sampler = None  # built at the first sample picture, then kept
 
     def _log(self, msg):
-        print(msg, file=self.out, flush=True)
+        if self.comm.is_root:
+            print(msg, file=self.out, flush=True)
 
     def prepare(self):
-        """Load the data, lock and fill the run folder, build the steps, restore a checkpoint."""
-        cfg, run = self.cfg, self.run
-        existing = run.list_checkpoints()
+        """Load the data, lock and fill the run folder, build the steps, restore a checkpoint. Only rank 0
+        touches the run folder (the others get its state from `_train`'s broadcast)."""
+        cfg, run, root = self.cfg, self.run, self.comm.is_root
+        existing = run.list_checkpoints() if root else []
         if existing and not self.resume:
             raise RunFolderError(
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
@@ -49,13 +57,14 @@ class Trainer:
         data = training_data(cfg)  # before the folder exists: bad data leaves nothing
         summary = describe(data.dataset, cfg["data"], cfg["seed"])
         self._log(summary_text(summary))
-        run.create().lock()
-        changed = self._changed_keys() if self.resume else []
+        if root:
+            run.create().lock()
+        changed = self._changed_keys() if self.resume and root else []
         self.train_set, self.holdout, self.spec = data.train, data.holdout, data.spec
         self.scaler = data.dataset.scaler
-        self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy)
+        self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy, comm=self.comm)
         self.start_step = 0
-        latest = run.latest_checkpoint() if self.resume else None
+        latest = run.latest_checkpoint() if self.resume and root else None
         if latest is not None:
             step, ckpt = latest
             # refuses other sizes first, naming the parameter; then any other change of model, data or seed
@@ -70,8 +79,9 @@ class Trainer:
                 "(--set name=...)")
         if latest is not None:
             self._log(f"resumed {run.path} from step {self.start_step}")
-        dump_config(cfg, run.config_path)  # after the restore: a refused resume leaves the run's config as it was
-        write_summary(run.path, summary)
+        if root:  # after the restore: a refused resume leaves the run's config as it was
+            dump_config(cfg, run.config_path, comment=distributed.world_size_comment(self.comm))
+            write_summary(run.path, summary)
 
     def _changed_keys(self):
         """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
@@ -88,9 +98,14 @@ class Trainer:
     def meta(self, step):
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
                 "num_features": self.train_set.num_features,
-                "config": self.cfg, "format": 1}
+                "config": self.cfg, "world_size": self.comm.size, "format": 1}
 
     def save(self, step):
+        """A checkpoint of `step` (rank 0 writes it; an error there stops every rank)."""
+        self.steps.check_ranks_agree(step)
+        self.comm.collective(lambda: self._save(step), root_only=True)
+
+    def _save(self, step):
         ckpt = Checkpoint.capture(self.steps.checkpoint_params(), self.solvers(), self.meta(step))
         bad = ckpt.first_non_finite()
         if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
@@ -124,6 +139,10 @@ class Trainer:
     def _on_signal(self, signum, frame):
         self.stop_signal = signum
 
+    def _stopping(self):
+        """One process: a signal arrived. Several: a rank's signal reached all with the last step's gradients."""
+        return self.stop_signal is not None if self.comm.size == 1 else self.steps.any_stop
+
     def train(self):
         """Run to cfg.train.steps. Returns the run folder path.
 
@@ -133,52 +152,64 @@ class Trainer:
         try:
             return self._train()
         except OSError as e:
-            raise RunFolderError(
+            error = RunFolderError(
                 f"cannot write into run folder {self.run.path}: {e.strerror or e}"
                 f"{f' ({e.filename})' if e.filename else ''}; its checkpoints are complete and --resume "
-                "continues from the newest") from e
+                "continues from the newest")
+            if getattr(e, distributed.EVERY_RANK, False):  # rank 0's failed write, raised on every rank
+                distributed.on_every_rank(error)
+            raise error from e
 
     def _train(self):
         from nnabla.monitor import Monitor, MonitorSeries, MonitorTimeElapsed
         from tqdm.auto import tqdm  # a widget in a notebook, text in a terminal
 
-        self.prepare()
-        cfg, t = self.cfg, self.cfg["train"]
+        self._log(self.comm.describe())
+        self.comm.collective(self.prepare)  # an error on any rank (bad data, a locked folder) stops every rank
+        replicas.check_same_data(self.comm, self.train_set, self.scaler)
+        self.start_step = self.comm.broadcast_object(self.start_step)
+        self.steps.sync_state()  # rank 0's state, restored or fresh, on every rank
+        cfg, t, root = self.cfg, self.cfg["train"], self.comm.is_root
         total = t["steps"]
         if self.start_step >= total:
             self._log(f"{self.run.path} is complete at step {self.start_step} (train.steps = {total}); "
                       f"to train on, raise it: --set train.steps=...")
             self.run.unlock()
             return self.run.path
-        monitor = Monitor(self.run.monitors)
-        series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
-                  for k in ("d_loss", "g_loss")}
-        timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
+        if root:
+            monitor = Monitor(self.run.monitors)
+            series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
+                      for k in ("d_loss", "g_loss")}
+            timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
         old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.steps.stop_requested = lambda: self.stop_signal is not None
         step = self.start_step
-        bar = tqdm(total=total, initial=step, disable=not self.progress, desc=cfg["name"], unit="step",
+        bar = tqdm(total=total, initial=step, disable=not self.progress or not root, desc=cfg["name"], unit="step",
                    dynamic_ncols=True)
         last_saved = step
         t0 = time.perf_counter()
         try:
-            while step < total and self.stop_signal is None and not self.aborted:
-                d_loss, g_loss = self.steps.step(step)
+            while step < total and not self._stopping() and not self.aborted:
+                d_loss, g_loss = self.steps.step(step)  # the global batch's losses: the same on every rank
                 if not (math.isfinite(d_loss) and math.isfinite(g_loss)):
-                    raise self.diverged(step, f"discriminator loss {d_loss}, generator loss {g_loss}")
+                    raise distributed.on_every_rank(
+                        self.diverged(step, f"discriminator loss {d_loss}, generator loss {g_loss}"))
                 step += 1
-                series["d_loss"].add(step, d_loss)
-                series["g_loss"].add(step, g_loss)
-                timer.add(step)
+                if root:
+                    series["d_loss"].add(step, d_loss)
+                    series["g_loss"].add(step, g_loss)
+                    timer.add(step)
                 bar.update(1)
                 bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", refresh=False)
                 if step % t["checkpoint_every"] == 0 or step == total:
                     self.save(step)
                     last_saved = step
                 if step % t["sample_every"] == 0 or step == total:
-                    self.write_samples(step)
+                    self.comm.collective(functools.partial(self.write_samples, step), root_only=True)
                 if self.step_fn is not None:
                     self.step_fn(self, step, d_loss, g_loss)
                 self.aborted = bool(self.abort_fn and self.abort_fn())
+            self.stop_signal = self.comm.agree_first(self.stop_signal)  # a rank's signal stops them all
             if (self.stop_signal is not None or self.aborted) and step != last_saved:
                 self.save(step)
         finally:
@@ -190,10 +221,11 @@ class Trainer:
         done = step - self.start_step
         if self.stop_signal is not None:
             name = signal.Signals(self.stop_signal).name
+            launch = f"mpirun -n {self.comm.size} " if self.comm.size > 1 else ""
             self._log(f"stopped by {name} at step {step}; checkpoint saved in {self.run.checkpoints}. "
-                      f"Resume with: python train.py --config {self.run.config_path} --resume")
+                      f"Resume with: {launch}python train.py --config {self.run.config_path} --resume")
         else:
-            self.write_curves()
+            self.comm.collective(self.write_curves, root_only=True)
             self._log(f"trained {done} steps in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.2f} steps/s); "
                       f"run folder: {self.run.path}")
             self._log(f"pictures: {self.run.samples}")

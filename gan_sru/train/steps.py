@@ -7,9 +7,11 @@ import nnabla.functions as F
 import nnabla.solvers as S
 import numpy as np
 
+from gan_sru import GanSruError
 from gan_sru.data import sample_batch
-from gan_sru.networks import sample_noise
+from gan_sru.networks import noise_shapes, sample_noise
 
+from . import distributed, replicas
 from .graphs import StepGraph, all_params, discriminator_params, generator_params
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
@@ -47,15 +49,21 @@ class GanSteps:
     """Graphs per bucket (built lazily, reused), two Adam solvers, and one training step per call.
 
     Batches and noise are pure functions of (seed, step), so a run resumed from a checkpoint continues
-    exactly as if never stopped.
+    exactly as if never stopped. With a communicator `comm` of N ranks (data-parallel, see
+    train/distributed.py) each rank computes its 1/N shard of every global batch and the gradients are
+    averaged before each update; call `sync_state()` once all ranks have built theirs.
     """
 
-    def __init__(self, cfg, train_set, spec, strategy=None, observer=None):
+    def __init__(self, cfg, train_set, spec, strategy=None, observer=None, comm=None):
         self.cfg, self.train_set, self.spec = cfg, train_set, spec
         self.observer = observer or StepObserver()
         self.strategy = strategy or cfg["train"]["strategy"]
         self.tcfg = cfg["train"]
-        self.batch_size = self.tcfg["batch_size"]
+        self.batch_size = self.tcfg["batch_size"]  # the global batch
+        self.comm = comm or distributed.NullCommunicator()
+        self.local_batch = self.comm.local_batch(self.batch_size)  # this rank's shard of it
+        # the trainer's "stop" flag; it travels with the G gradients, so every rank stops after the same step
+        self.stop_requested, self.any_stop = (lambda: False), False
         self.num_features = train_set.num_features
         self.max_len = int(spec.boundaries[-1])
         self.graphs = {}
@@ -76,18 +84,21 @@ class GanSteps:
     def graph_for(self, length):
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
-            self.graphs[length] = StepGraph(self.cfg, length, self.batch_size, self.num_features, self.max_len,
+            self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
                                             self.strategy)
             self.graph_builds += 1
         return self.graphs[length]
 
     def inputs(self, step, k=0):
-        """The real batch and noise of critic iteration k of `step`."""
-        seed = self.cfg["seed"]
+        """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""
+        seed, gcfg, rank = self.cfg["seed"], self.cfg["model"]["generator"], self.comm.rank
         index = step * self.tcfg["n_critic"] + k
-        batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, index)
+        batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, index, shard=(rank, self.comm.size))
         rng = np.random.default_rng([seed, index, _NOISE_STREAM])
-        noise = sample_noise(self.cfg["model"]["generator"], batch.x.shape[0], self.batch_size, rng)
+        noise = sample_noise(gcfg, batch.x.shape[0], self.batch_size, rng)
+        if self.comm.size > 1:  # the global batch's noise, drawn alike on every rank; this rank's slice of it
+            noise = distributed.shard_arrays(noise, noise_shapes(gcfg, batch.x.shape[0], self.local_batch),
+                                             rank)
         return batch, noise
 
     def step(self, step):
@@ -109,10 +120,24 @@ class GanSteps:
             with obs.phase("d_step"):
                 self.d_step(g)
         with obs.phase("g_step"):
-            self.g_step(g)
+            d_loss, g_loss, stop = self.g_step(g)
+        self.any_stop = stop > 0
         for k, e in self.ema.items():
             e.d = self.ema_decay * e.d + (1.0 - self.ema_decay) * self.g_params[k].d
-        return float(g.d_loss.d), float(g.g_loss.d)
+        return d_loss, g_loss
+
+    def sync_state(self):
+        """Rank 0's parameters, moving average and solver states on every rank (after building, and after a
+        resume restored them on rank 0)."""
+        replicas.broadcast_state(self.comm, self.checkpoint_params(), {"G": self.solver_g, "D": self.solver_d})
+
+    def check_ranks_agree(self, step):
+        """Refuse to go on when the ranks' parameters, moving average or solver states differ (they are one
+        model: every rank applies the same averaged gradients)."""
+        if self.comm.size > 1:
+            digest = replicas.state_digest(self.checkpoint_params(), {"G": self.solver_g, "D": self.solver_d})
+            self.comm.check_same(digest, f"parameters or solver states at step {step}", error=GanSruError,
+                                 hint="; the ranks must run the same code, library versions and CPU kind")
 
     def checkpoint_params(self):
         """Everything a checkpoint holds besides solver states: G, D and the moving average of G."""
@@ -147,6 +172,7 @@ class GanSteps:
                 p.data.copy_from(F.clip_by_value(p.data, -c, c))
 
     def g_step(self, g):
+        """G update; returns (d_loss, g_loss, stop), the means over the ranks (the losses of the global batch)."""
         self.solver_g.zero_grad()
         if self.strategy == "detached":
             g.fake_g.grad.zero()
@@ -157,9 +183,13 @@ class GanSteps:
         else:  # the G loss is linked to the noise: G runs forward again, then backward
             g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
             g.g_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
-        self._update(self.solver_g, self.g_params)
+        return self._update(self.solver_g, self.g_params,
+                            (float(g.d_loss.d), float(g.g_loss.d), float(bool(self.stop_requested()))))
 
-    def _update(self, solver, params):
+    def _update(self, solver, params, extras=()):
+        with self.observer.phase("all_reduce"):  # the global mean gradient (one packed buffer), before clipping sees it
+            extras = self.comm.all_reduce_mean(list(params.values()), extras)
         if self.tcfg["grad_clip"]:
             clip_global_norm(solver, params, self.tcfg["grad_clip"])
         solver.update()
+        return extras

@@ -1,0 +1,338 @@
+"""Data-parallel training over MPI: the world a launcher started, and one small communicator interface.
+
+    comm = start(context="cpu")         # NullCommunicator when no launcher started this process (no MPI import)
+    comm.rank, comm.size, comm.is_root  # rank 0 alone writes the run folder
+    comm.local_batch(batch_size)        # this rank's share of the global batch; ConfigError unless it divides
+    comm.broadcast_variables(vs)        # rank 0's `.d` of every Variable on every rank (one packed buffer)
+    comm.broadcast_object(obj)
+    means = comm.all_reduce_mean(params, extras)   # ONE packed float32 buffer per call: every param's `.g`
+                                                   # and a few scalars (losses, a stop flag), averaged over ranks
+    comm.collective(fn, root_only=False)  # fn's error on any rank is raised on every rank (none waits forever)
+    comm.check_same(value, what)          # refuse ranks whose `value` differs from rank 0's
+    with guard(comm): ...                 # an error on some ranks only: print it, MPI_Abort the whole job
+
+Backends: NullCommunicator (one process), MpiCommunicator (mpi4py, host buffers: CPU contexts) and
+NcclCommunicator (train/nccl.py; CUDA contexts: the gradients through nnabla's
+MultiProcessDataParallelCommunicator over NCCL, the rest through mpi4py; written against nnabla's documented
+API and untested: no GPU here). train/replicas.py keeps the ranks' copies of the model identical.
+"""
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import sys
+import time
+import traceback
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from gan_sru import ConfigError, GanSruError
+
+EVERY_RANK = "gan_sru_every_rank"  # attribute of an exception that every rank raises at the same point
+
+# (launcher, size variable, rank variable); the first whose size (or, for PMIx, rank) variable is set wins.
+# Slurm: SLURM_STEP_NUM_TASKS is set by srun only (an sbatch script's own shell has SLURM_NTASKS).
+LAUNCHERS = (
+    ("Open MPI (mpirun)", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),
+    ("MPICH / Intel MPI (Hydra)", "PMI_SIZE", "PMI_RANK"),
+    ("MVAPICH2", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"),
+    ("Slurm (srun)", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID"),
+    ("PMIx", None, "PMIX_RANK"),
+)
+
+
+class Launch(NamedTuple):
+    """What the environment says about the launcher: its name, the variable that showed it, this process's
+    rank, and the number of processes (None where the launcher does not say: PMIx alone)."""
+    launcher: str
+    variable: str
+    rank: int
+    size: Optional[int]
+
+
+def _int(env, name):
+    try:
+        return int(env[name]) if name and name in env else None
+    except ValueError:
+        return None
+
+
+def detect_launch(env=None):
+    """The launcher that started this process, from its environment variables; None without one."""
+    env = os.environ if env is None else env
+    for launcher, size_var, rank_var in LAUNCHERS:
+        var = size_var or rank_var
+        if var in env:
+            return Launch(launcher, f"{var}={env[var]}", _int(env, rank_var) or 0, _int(env, size_var))
+    return None
+
+
+def on_every_rank(error):
+    """Mark `error` as raised by every rank at the same point: rank 0 reports it, the others exit quietly."""
+    setattr(error, EVERY_RANK, True)
+    return error
+
+
+# ---------------------------------------------------------------- packing and sharding
+
+def pack(arrays, extras, out):
+    """Copy `arrays` (any shapes), then the scalars `extras`, into the flat float32 buffer `out`, in order.
+    `out` holds exactly sum(a.size) + len(extras) elements."""
+    offset = 0
+    for a in arrays:
+        out[offset:offset + a.size] = np.asarray(a, np.float32).reshape(-1)
+        offset += a.size
+    if offset + len(extras) != out.size:
+        raise ValueError(f"pack: {offset} array elements + {len(extras)} extras do not fill a buffer of {out.size}")
+    out[offset:] = extras
+
+
+def unpack(buffer, shapes):
+    """The inverse of `pack`: (views of `buffer` reshaped to `shapes`, the remaining scalars as floats)."""
+    views, offset = [], 0
+    for shape in shapes:
+        n = int(np.prod(shape, dtype=np.int64))
+        views.append(buffer[offset:offset + n].reshape(shape))
+        offset += n
+    return views, [float(x) for x in buffer[offset:]]
+
+
+def shard_slice(batch_size, rank, size):
+    """This rank's contiguous slice of a global batch; ConfigError unless `size` divides `batch_size`
+    (the losses are batch means: averaging per-rank means is the global mean only for equal shards)."""
+    if batch_size % size:
+        raise on_every_rank(ConfigError(
+            f"train.batch_size {batch_size} is not divisible by the world size {size}: the batch size is the "
+            f"global batch, split evenly over the ranks; use a multiple of {size} (e.g. "
+            f"{size * max(1, round(batch_size / size))}) or another number of processes"))
+    local = batch_size // size
+    return slice(rank * local, (rank + 1) * local)
+
+
+def shard_arrays(arrays, local_shapes, rank):
+    """{name: global array} -> {name: this rank's slice}: along the one axis where the global shape and
+    `local_shapes[name]` differ (the batch axis), the rank-th block of that axis's local length."""
+    out = {}
+    for name, a in arrays.items():
+        local = tuple(local_shapes[name])
+        axes = [i for i, (g, n) in enumerate(zip(a.shape, local)) if g != n]
+        if not axes:  # world of one
+            out[name] = a
+            continue
+        axis, n = axes[0], local[axes[0]]
+        index = [slice(None)] * a.ndim
+        index[axis] = slice(rank * n, (rank + 1) * n)
+        out[name] = np.ascontiguousarray(a[tuple(index)])
+    return out
+
+
+def _flat(value, prefix=""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _flat(v, f"{prefix}{k}.")
+    else:
+        yield prefix.rstrip("."), value
+
+
+def differences(a, b, limit=4):
+    """'key: A vs B' for the first keys where the nested dicts `a` and `b` differ."""
+    fa, fb = dict(_flat(a)), dict(_flat(b))
+    keys = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
+    return [f"{k or 'value'}: {fa.get(k)!r} vs {fb.get(k)!r}" for k in keys[:limit]]
+
+
+# ---------------------------------------------------------------- backends
+
+class NullCommunicator:
+    """One process: every collective is the identity. The interface that the MPI backends implement."""
+    backend, rank, size, local_rank, device_id, launch = "none", 0, 1, 0, None, None
+
+    def __init__(self):
+        self.bytes_reduced = 0  # float32 bytes all-reduced so far (for `gan-sru profile` and the benchmark)
+        self.reductions = 0
+        # profiling only: a barrier before each all-reduce, its seconds summed here (waiting for the slowest
+        # rank), so that the all-reduce's own time is the transfer alone
+        self.measure_wait, self.wait_s = False, 0.0
+
+    @property
+    def is_root(self):
+        return self.rank == 0
+
+    def local_batch(self, batch_size):
+        s = shard_slice(batch_size, self.rank, self.size)
+        return s.stop - s.start
+
+    def describe(self):
+        return "world_size: 1 (one process)"
+
+    def broadcast_variables(self, variables):
+        pass
+
+    def broadcast_object(self, obj):
+        return obj
+
+    def all_reduce_mean(self, params, extras=()):
+        return [float(x) for x in extras]
+
+    def collective(self, fn, root_only=False):
+        return fn()
+
+    def agree_first(self, value):
+        """The first rank's non-None `value`, on every rank."""
+        return value
+
+    def check_same(self, value, what, error=ConfigError, hint=""):
+        pass
+
+    def barrier(self):
+        pass
+
+    def abort(self, status):
+        os._exit(status)
+
+
+def _portable(error):
+    """`error` if it survives pickling (to travel to the other ranks), else a RuntimeError that says what it was."""
+    if error is None:
+        return None
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:
+        return RuntimeError(f"{type(error).__name__}: {error}")
+
+
+class MpiCommunicator(NullCommunicator):
+    """MPI_COMM_WORLD through mpi4py; the gradients travel in one float32 host buffer per call (MPI_SUM, then
+    divided by the world size)."""
+    backend = "mpi4py"
+
+    def __init__(self, MPI, launch):
+        super().__init__()
+        self.MPI, self.world, self.launch = MPI, MPI.COMM_WORLD, launch
+        self.rank, self.size = self.world.Get_rank(), self.world.Get_size()
+        node = self.world.Split_type(MPI.COMM_TYPE_SHARED)
+        self.local_rank = node.Get_rank()
+        node.Free()
+        self._buffers = {}
+
+    def describe(self):
+        return (f"world_size: {self.size} ({self.launch.launcher if self.launch else 'MPI'}, {self.backend} backend; "
+                f"rank 0 writes the run folder)")
+
+    def _buffer(self, n):
+        if n not in self._buffers:
+            self._buffers[n] = np.empty(n, np.float32)
+        return self._buffers[n]
+
+    def broadcast_variables(self, variables):
+        buf = self._buffer(sum(v.size for v in variables))
+        if self.is_root:
+            pack([v.d for v in variables], (), buf)
+        self.world.Bcast(buf, root=0)
+        if not self.is_root:
+            for v, view in zip(variables, unpack(buf, [v.shape for v in variables])[0]):
+                v.d = view
+
+    def broadcast_object(self, obj):
+        return self.world.bcast(obj, root=0)
+
+    def all_reduce_mean(self, params, extras=()):
+        # nnabla hands out its host arrays by reference: the means are written back through these views
+        grads = [p.grad.get_data("rw") for p in params]
+        buf = self._buffer(sum(g.size for g in grads) + len(extras))
+        pack(grads, extras, buf)
+        self._wait()
+        self.world.Allreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM)
+        buf /= self.size
+        views, means = unpack(buf, [g.shape for g in grads])
+        for g, view in zip(grads, views):
+            np.copyto(g, view)
+        self.bytes_reduced += buf.nbytes
+        self.reductions += 1
+        return means
+
+    def collective(self, fn, root_only=False):
+        result = error = None
+        if self.is_root or not root_only:
+            try:
+                result = fn()
+            except Exception as e:  # any failure: the other ranks must hear of it, or they wait forever
+                error = e
+        if root_only:
+            sent, result = self.world.bcast((_portable(error), result if error is None else None), root=0)
+            failed = [(0, sent)] if sent is not None else []
+        else:
+            failed = [(r, e) for r, e in enumerate(self.world.allgather(_portable(error))) if e is not None]
+        if failed:
+            rank, e = failed[0]
+            if rank == self.rank:
+                raise on_every_rank(error)
+            if isinstance(e, GanSruError) and rank != 0:
+                e = type(e)(f"on rank {rank} of {self.size}: {e}")
+            raise on_every_rank(e)
+        return result
+
+    def agree_first(self, value):
+        return next((v for v in self.world.allgather(value) if v is not None), None)
+
+    def check_same(self, value, what, error=ConfigError, hint=""):
+        digest = hashlib.sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()
+        digests = self.world.allgather(digest)
+        odd = [r for r, d in enumerate(digests) if d != digests[0]]
+        if not odd:
+            return
+        values = self.world.gather(value, root=0)  # every rank knows `odd`: all take this branch
+        detail = "; ".join(differences(values[0], values[odd[0]])) if self.is_root else None
+        detail = self.world.bcast(detail, root=0)
+        raise on_every_rank(error(
+            f"the {self.size} ranks hold different {what}: rank{'s' if len(odd) > 1 else ''} "
+            f"{', '.join(map(str, odd))} differ{'' if len(odd) > 1 else 's'} from rank 0"
+            f"{f' (rank 0 vs rank {odd[0]}: {detail})' if detail else ''}{hint}"))
+
+    def barrier(self):
+        self.world.Barrier()
+
+    def _wait(self):
+        if self.measure_wait:
+            t0 = time.perf_counter()
+            self.world.Barrier()
+            self.wait_s += time.perf_counter() - t0
+
+    def abort(self, status):
+        self.world.Abort(status)
+
+
+def _exit_status(error):
+    if isinstance(error, SystemExit):
+        return error.code if isinstance(error.code, int) else 1
+    return 130 if isinstance(error, KeyboardInterrupt) else 2 if isinstance(error, GanSruError) else 1
+
+
+@contextlib.contextmanager
+def guard(comm):
+    """Errors of a data-parallel run. Raised on every rank alike (`on_every_rank`): rank 0 re-raises it (the
+    CLI prints it once), the others exit with the same status, quietly. Raised on some ranks only: printed
+    with its rank, then MPI_Abort ends the whole job, because the other ranks would wait for it forever."""
+    try:
+        yield
+    except BaseException as e:
+        if comm.size == 1 or (isinstance(e, SystemExit) and not e.code):
+            raise
+        if getattr(e, EVERY_RANK, False):
+            if comm.is_root:
+                raise
+            raise SystemExit(_exit_status(e)) from None
+        if not isinstance(e, (GanSruError, KeyboardInterrupt, SystemExit)):
+            traceback.print_exc()
+        print(f"error: rank {comm.rank} of {comm.size}: {type(e).__name__ if not str(e) else e}; "
+              "ending every rank (MPI_Abort)", file=sys.stderr, flush=True)
+        comm.abort(_exit_status(e))
+
+
+def world_size_comment(comm):
+    """The first line of a run folder's config.yaml: a YAML comment, so it is a record and not a setting."""
+    return (f"world_size: {comm.size}  (processes of the session that wrote this file; set by the launcher, not "
+            "a setting: train.batch_size is the global batch, and a run resumes at any world size)")

@@ -1,0 +1,61 @@
+"""Starting the data-parallel world of this process: `start()` picks the backend (train/distributed.py's
+NullCommunicator without a launcher, MpiCommunicator for CPU contexts, train/nccl.py's NcclCommunicator for
+CUDA contexts). Apart from distributed.py so that the backends do not import each other."""
+from gan_sru import GanSruError
+from gan_sru.config import load_config
+from gan_sru.context import set_context
+
+from .distributed import MpiCommunicator, NullCommunicator, detect_launch, guard
+from .nccl import NcclCommunicator
+
+
+def start(context="cpu", type_config="float", env=None):
+    """The communicator of this process: NullCommunicator without a launcher (or a world of one), else an MPI
+    backend. A launcher without a working backend is an error, never N processes training N copies alone."""
+    launch = detect_launch(env)
+    if launch is None or launch.size == 1:
+        return NullCommunicator()
+    try:
+        return _start(launch, context, type_config)
+    except GanSruError:
+        if launch.rank != 0:  # every rank fails alike here, with no working MPI to agree over: rank 0 reports
+            raise SystemExit(2) from None
+        raise
+
+
+def _start(launch, context, type_config):
+    where = f"{launch.launcher} started this process ({launch.variable})"
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise GanSruError(
+            f"{where}, but mpi4py is not installed ({e}): install it, built against that launcher's MPI "
+            "(pip install -e '.[mpi]'); without it every process would train the same model alone") from None
+    if context in ("cuda", "cudnn"):
+        comm = NcclCommunicator(MPI, launch, context, type_config)
+    else:
+        comm = MpiCommunicator(MPI, launch)
+    if launch.size is not None and comm.size != launch.size:
+        raise GanSruError(
+            f"{where}, but mpi4py's MPI sees a world of {comm.size} process(es), not {launch.size}: mpi4py uses "
+            f"another MPI ({MPI.Get_library_version().splitlines()[0].strip()}) than the launcher; start the job "
+            "with the mpirun of the MPI that mpi4py uses, or install mpi4py built against the launcher's MPI")
+    return comm
+
+
+def start_ranks(args):
+    """The communicator (NullCommunicator without a launcher), the config loaded on every rank and checked to
+    be the same everywhere, and the nnabla context. Returns (comm, cfg); from the config on, an error on any
+    rank is an error on all of them (`distributed.guard` around the caller's work ends the job otherwise)."""
+    comm = start(args.context, args.type_config)  # its errors happen alike on every rank
+    if comm.device_id is not None:  # one GPU per rank: the communicator picked this rank's
+        args.device_id = comm.device_id
+    with guard(comm):
+        cfg = comm.collective(lambda: load_config(args.config, args.overrides))
+        comm.check_same({"config": cfg, "resume": getattr(args, "resume", False), "context": args.context,
+                         "type_config": args.type_config}, "resolved configs",
+                        hint=f"; start every rank with the same command line and config file (mpirun -n "
+                             f"{comm.size} gan-sru train --config C ...)")
+        comm.local_batch(cfg["train"]["batch_size"])  # refuses a global batch the ranks cannot share evenly
+        comm.collective(lambda: set_context(args))
+    return comm, cfg
