@@ -1,6 +1,7 @@
 """Measuring one step strategy: pass counts by function hooks, phase timers, peak memory, a function breakdown.
 
-Just over ~350 lines: the four measurements share one StrategyRun and its set-up (see its docstring).
+Over ~350 lines: the measurements (passes, phases, memory, functions, communication) share one StrategyRun
+and its set-up (see its docstring).
 """
 import collections
 import contextlib
