@@ -4,7 +4,7 @@
 #   make train       train on the built-in sines (CONFIG=... to pick another config); a second
 #                    run continues an interrupted run, or says that it is complete
 #   make test        ruff + the full pytest suite (what CI runs)
-#   make test-fast   pytest without the tests marked slow
+#   make test-fast   the unit tests (tests/unit) without those marked slow: for iterating (CI runs all)
 VENV ?= .venv
 CONFIG ?= configs/sines.yaml
 PY := $(VENV)/bin/python
@@ -27,7 +27,7 @@ test: $(READY)
 	$(PY) -m pytest -q
 
 test-fast: $(READY)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" tests/unit
 
 lint: $(READY)
 	$(VENV)/bin/ruff check .

@@ -311,6 +311,7 @@ def csv_files(draw):
     return "\n".join(",".join(row) for row in rows)
 
 
+@pytest.mark.slow  # 300 CSV files through the reader: ~20 s
 @settings(FUZZ, max_examples=300)
 @given(text=csv_files(),
        columns=st.one_of(st.none(), st.none(), st.lists(COLUMNS, min_size=1, max_size=3, unique=True)))

@@ -138,6 +138,7 @@ def csv_texts(draw):
     return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n"]))
 
 
+@pytest.mark.slow  # 200 CSV / .csv.gz texts through pyarrow: ~16 s
 @settings(FUZZ, max_examples=200)
 @given(text=csv_texts(), gz=st.booleans(), missing=POLICIES, window=WINDOWS)
 def test_csv_and_csv_gz_texts(folder, text, gz, missing, window):
