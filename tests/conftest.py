@@ -30,6 +30,17 @@ def max_rel_err(actual, expected):
     return float(np.abs(actual - expected).max() / scale)
 
 
+def numeric_grad(f, array, index, eps=1e-6):
+    """Central finite difference of the scalar f() in array[index] (the array is changed in place and restored)."""
+    old = array[index]
+    array[index] = old + eps
+    up = f()
+    array[index] = old - eps
+    down = f()
+    array[index] = old
+    return (up - down) / (2 * eps)
+
+
 @contextmanager
 def unwritable(folder):
     """Make `folder` refuse new files: chmod for ordinary users; root ignores modes, so `chattr +i`."""

@@ -6,7 +6,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 import pytest
-from conftest import max_rel_err
+from conftest import max_rel_err, numeric_grad
 
 from gan_sru.ops.sru import SRURecurrence, sru, sru_recurrence
 from gan_sru.ops.sru import cpu as sru_cpu
@@ -79,13 +79,7 @@ def test_gradients_match_finite_differences_float64(impl, K, R, weight_c):
             continue
         numeric = np.zeros_like(arr)
         for idx in np.ndindex(arr.shape):
-            old = arr[idx]
-            arr[idx] = old + eps
-            plus = loss()
-            arr[idx] = old - eps
-            minus = loss()
-            arr[idx] = old
-            numeric[idx] = (plus - minus) / (2 * eps)
+            numeric[idx] = numeric_grad(loss, arr, idx, eps)
         assert max_rel_err(g[grad_of[name]], numeric) < 1e-7, name
 
 

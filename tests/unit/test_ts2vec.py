@@ -2,18 +2,9 @@
 loss against a direct computation, and training that lowers the loss."""
 import numpy as np
 import pytest
+from conftest import numeric_grad
 
 from gan_sru.metrics import ts2vec
-
-
-def numeric_grad(f, array, index, eps=1e-6):
-    old = array[index]
-    array[index] = old + eps
-    up = f()
-    array[index] = old - eps
-    down = f()
-    array[index] = old
-    return (up - down) / (2 * eps)
 
 
 @pytest.mark.parametrize("length", [7, 2])  # 7: dilations 1, 2, 4 read real steps, 8 only padding
