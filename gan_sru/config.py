@@ -67,15 +67,17 @@ SCHEMA = {
     "data.holdout_fraction": Field("float", 0.1, "[0, 1)", "share of sequences held out as real data for evaluate"),
     # generator
     "model.generator.name": Field("str", "sru", GENERATORS, "generator architecture (models/generators.py)"),
-    "model.generator.noise_dim": Field("int", 2, ">= 1", "noise features per time step"),
-    "model.generator.static_noise_dim": Field("int", 8, ">= 0",
-                                              "noise features drawn once per sequence and fed at every step"),
+    "model.generator.noise_dim": Field("int?", None, ">= 1", "noise features per time step; null: from the data "
+                                        "(size rules, gan_sru/sizes.py)"),
+    "model.generator.static_noise_dim": Field("int?", None, ">= 0",
+                                              "noise features drawn once per sequence and fed at every step; "
+                                              "null: from the data (size rules)"),
     "model.generator.time_feature": Field("bool", True, None, "feed t / (longest length - 1) at every step"),
     "model.generator.highway_bias": Field("float", 0.0, None,
                                           "initial reset-gate bias; > 0 starts the output on the smoothed "
                                           "state instead of the skip path"),
-    "model.generator.hidden_size": Field("int", 64, ">= 1", "SRU hidden size"),
-    "model.generator.num_layers": Field("int", 2, ">= 1", "stacked SRU layers"),
+    "model.generator.hidden_size": Field("int?", None, ">= 1", "SRU hidden size; null: from the data (size rules)"),
+    "model.generator.num_layers": Field("int?", None, ">= 1", "stacked SRU layers; null: from the data (size rules)"),
     "model.generator.bidirectional": Field("bool", False, None, "bidirectional SRU layers"),
     "model.generator.weight_c": Field("bool", False, None, "2018 SRU form: v * c[t-1] in both gates"),
     "model.generator.layer_norm": Field("bool", False, None, "layer normalisation of each layer's input"),
@@ -85,7 +87,11 @@ SCHEMA = {
     # discriminator
     "model.discriminator.name": Field("str", "sru_bi", DISCRIMINATORS,
                                       "bidirectional SRU or 1-D convolutions over time (models/discriminators.py)"),
-    "model.discriminator.hidden_size": Field("int", 64, ">= 1", "sru_bi: hidden size per direction"),
+    "model.discriminator.hidden_size": Field("int?", None, ">= 1", "sru_bi: hidden size per direction; null: from "
+                                             "the data (size rules)"),
+    "model.discriminator.pooled_stats": Field("bool", False, None,
+                                              "sru_bi: the head also reads each sequence's per-feature mean, std, "
+                                              "mean |step| and feature correlations"),
     "model.discriminator.num_layers": Field("int", 1, ">= 1", "stacked layers"),
     "model.discriminator.channels": Field("int", 64, ">= 1", "conv1d: channels per layer"),
     "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),
@@ -103,6 +109,9 @@ SCHEMA = {
     "train.g_ema": Field("float", 0.995, "[0, 1)",
                          "decay of a moving average of G's weights, used for sampling (0: off); it smooths out "
                          "the step-to-step oscillation of GAN training"),
+    "train.moment_loss": Field("float", 0.0, ">= 0",
+                               "weight of G's moment-matching term (per-feature mean and std, lag-0 feature "
+                               "correlations of the batch; train/losses.py); 0: off"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),

@@ -21,16 +21,43 @@ def _head(feats, width):
     return PF.affine(h, 1, name="output")
 
 
+def sequence_statistics(seqs, mask):
+    """Per-sequence summary statistics, (L, B, C) + mask (L, B) -> (B, 3 C + C C): each feature's mean, standard
+    deviation and mean |x_t - x_t-1| over the valid steps, and the C x C correlation matrix of the features.
+    Cross-feature structure is what a recurrent D learns slowly on wide data; here it is one input away."""
+    L, B, C = seqs.shape
+    m = F.reshape(mask, (L, B, 1))
+    mc = F.broadcast(m, (L, B, C))
+    n = F.reshape(F.sum(mask, axis=0), (B, 1))
+    mean = F.sum(seqs, axis=0) / F.broadcast(n, (B, C))
+    centred = (seqs - F.broadcast(F.reshape(mean, (1, B, C)), (L, B, C))) * mc
+    cov = F.batch_matmul(F.transpose(centred, (1, 2, 0)), F.transpose(centred, (1, 0, 2)))
+    cov = cov / F.broadcast(F.reshape(n, (B, 1, 1)), (B, C, C))  # (B, C, C)
+    std = F.pow_scalar(F.matrix_diag_part(cov) + 1e-4, 0.5)  # (B, C); floor 0.01 keeps 1/std bounded
+    inv = 1.0 / std
+    corr = cov * F.broadcast(F.reshape(inv, (B, C, 1)), (B, C, C)) * F.broadcast(F.reshape(inv, (B, 1, C)), (B, C, C))
+    parts = [mean, std]
+    if L > 1:
+        step = F.slice(seqs, start=(1, 0, 0), stop=(L, B, C)) - F.slice(seqs, start=(0, 0, 0), stop=(L - 1, B, C))
+        moved = F.sum(F.abs(step * F.slice(mc, start=(1, 0, 0), stop=(L, B, C))), axis=0)
+        parts.append(moved / F.broadcast(F.maximum_scalar(n - 1.0, 1.0), (B, C)))
+    parts.append(F.reshape(corr, (B, C * C)))
+    return F.concatenate(*parts, axis=1)
+
+
 @DISCRIMINATORS.register("sru_bi")
 def sru_bi_discriminator(dcfg, seqs, mask, train=True):
-    """Bidirectional SRU stack; the time-mean of its output and its last states -> MLP head -> logit."""
+    """Bidirectional SRU stack; the time-mean of its output and its last states (and, with pooled_stats, the
+    sequence's summary statistics) -> MLP head -> logit."""
     with nn.parameter_scope("discriminator"):
         h, c_last = sru(seqs, dcfg["hidden_size"], num_layers=dcfg["num_layers"], bidirectional=True,
                         mask=mask, train=train, name="sru")
         top = F.reshape(F.slice(c_last, start=(c_last.shape[0] - 1, 0, 0), stop=c_last.shape),
                         c_last.shape[1:])
-        feats = F.concatenate(_mean_over_valid_steps(h, mask), F.tanh(top), axis=1)
-        return _head(feats, dcfg["hidden_size"])
+        parts = [_mean_over_valid_steps(h, mask), F.tanh(top)]
+        if dcfg["pooled_stats"]:
+            parts.append(sequence_statistics(seqs, mask))
+        return _head(F.concatenate(*parts, axis=1), dcfg["hidden_size"])
 
 
 @DISCRIMINATORS.register("conv1d")

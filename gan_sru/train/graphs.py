@@ -12,7 +12,7 @@ import nnabla as nn
 from gan_sru.networks import discriminator, generator_graph
 from gan_sru.registry import STRATEGIES
 
-from .losses import d_loss_fn, g_loss_fn
+from .losses import d_loss_fn, g_loss_fn, moment_loss
 
 
 class StepGraph:
@@ -43,6 +43,8 @@ class StepGraph:
         d_gen = discriminator(dcfg, self.fake_g, self.mask)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
+        if cfg["train"]["moment_loss"] > 0:
+            self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask)
         self.d_loss.persistent = self.g_loss.persistent = True
 
     def feed(self, batch, noise):

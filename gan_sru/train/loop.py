@@ -59,10 +59,11 @@ class Trainer:
         self._log(summary_text(summary))
         if root:
             run.create().lock()
-        changed = self._changed_keys() if self.resume and root else []
         self.train_set, self.holdout, self.spec = data.train, data.holdout, data.spec
         self.scaler = data.dataset.scaler
         self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy, comm=self.comm)
+        cfg = self.cfg = self.steps.cfg  # null model sizes resolved from the data (gan_sru/sizes.py)
+        changed = self._changed_keys() if self.resume and root else []
         self.start_step = 0
         latest = run.latest_checkpoint() if self.resume and root else None
         if latest is not None:

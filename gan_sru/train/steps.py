@@ -10,6 +10,7 @@ import numpy as np
 from gan_sru import GanSruError
 from gan_sru.data import sample_batch
 from gan_sru.networks import noise_shapes, sample_noise
+from gan_sru.sizes import apply_size_rules
 
 from . import distributed, replicas
 from .graphs import StepGraph, all_params, discriminator_params, generator_params
@@ -55,6 +56,8 @@ class GanSteps:
     """
 
     def __init__(self, cfg, train_set, spec, strategy=None, observer=None, comm=None):
+        # null model sizes follow the data (gan_sru/sizes.py); self.cfg holds the resolved numbers
+        cfg = apply_size_rules(cfg, train_set.num_features, int(spec.boundaries[-1]))
         self.cfg, self.train_set, self.spec = cfg, train_set, spec
         self.observer = observer or StepObserver()
         self.strategy = strategy or cfg["train"]["strategy"]

@@ -40,7 +40,7 @@ def test_defaults_fill_every_schema_key():
     cfg = load_config(None)
     assert cfg == load_config()
     assert cfg["train"]["steps"] == 2000 and cfg["data"]["source"] == "sines"
-    assert cfg["model"]["generator"]["hidden_size"] == 64 and cfg["train"]["grad_clip"] is None
+    assert cfg["model"]["generator"]["hidden_size"] is None and cfg["train"]["grad_clip"] is None  # size rules
     for key, field in SCHEMA.items():
         node = cfg
         for part in key.split("."):
@@ -57,7 +57,7 @@ def test_shipped_configs_load(path, monkeypatch):
 def test_partial_file_keeps_other_defaults(tmp_path):
     cfg = load_config(write(tmp_path, "train:\n  steps: 10\nmodel:\n  generator:\n    hidden_size: 16\n"))
     assert cfg["train"]["steps"] == 10 and cfg["train"]["batch_size"] == 128
-    assert cfg["model"]["generator"]["hidden_size"] == 16 and cfg["model"]["generator"]["num_layers"] == 2
+    assert cfg["model"]["generator"]["hidden_size"] == 16 and cfg["model"]["generator"]["num_layers"] is None
 
 
 def test_empty_file_and_empty_section_mean_defaults(tmp_path):
@@ -120,7 +120,7 @@ def test_overrides_apply_in_order_and_merge_sections(tmp_path):
     path = write(tmp_path, "train:\n  steps: 10\n")
     cfg = load_config(path, ["train.steps=20", "train.steps=30", "model.generator={hidden_size: 8}"])
     assert cfg["train"]["steps"] == 30
-    assert cfg["model"]["generator"]["hidden_size"] == 8 and cfg["model"]["generator"]["num_layers"] == 2
+    assert cfg["model"]["generator"]["hidden_size"] == 8 and cfg["model"]["generator"]["num_layers"] is None
 
 
 @pytest.mark.parametrize("text, pattern", [

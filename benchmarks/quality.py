@@ -1,0 +1,233 @@
+"""Sample quality per dataset x length for a fixed CPU training budget, every score next to its floor.
+
+    .venv/bin/python benchmarks/quality.py [--sets wide,long64,long128,long256,sines] [--minutes 15]
+                                           [--protocol paper] [--repeats 3] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/quality.py --quick      # smoke test: 1 minute each, fast protocol, 200 sequences
+
+For each set, configs/<set>.yaml is trained in this process by the project's Trainer on the CPU context for
+--minutes of wall-clock training time (benchmarks/scores_over_time.TimeMarks: a checkpoint at the mark, then
+the trainer stops), into RUN_DIR/quality_<set>; then `gan_sru.commands.evaluate.evaluate_run` scores that
+checkpoint with --protocol (default paper: TimeGAN's 2000 / 5000 iterations, GRU hidden C // 2), N = every
+held-out real sequence (or --num), --repeats repeats of the discriminative score, into RUN/evaluation/.
+The table: discriminative, predictive (TSTR MAE), Context-FID, correlational score, each generated / floor
+(held-out real vs real), and the training speed (steps/s, ms per step, ms per step per time step: a
+constant last column means step time grows linearly with length).
+
+Writes benchmarks/results/quality.json (one entry per set, merged with the sets already there so a
+partial run adds to the table), quality.md (the table and the targets) and quality.png (per set: each score
+generated next to its floor; steps/s against length). Every figure names the CPU (`lscpu` model name).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+DEFAULT_SETS = "wide,long64,long128,long256,sines"
+# The issue's targets (#11): discriminative <= 0.10 on the wide and long sets, the sines at their floor.
+TARGETS = {"wide": {"discriminative": 0.10}, "long64": {"discriminative": 0.10},
+           "long128": {"discriminative": 0.10}, "long256": {"discriminative": 0.10},
+           "sines": {"discriminative": 0.011, "predictive_timegan_scale": 0.094}}
+SCORES = ("discriminative", "predictive", "context_fid", "correlational")
+QUICK = {"minutes": 1.0, "protocol": "fast", "num": 200, "repeats": 2, "stem": "quality_quick"}
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _value(name, scores):
+    if scores is None or scores.get(name) is None:
+        return None
+    v = scores[name]
+    if name in ("discriminative", "correlational"):
+        return v["mean"]
+    if name == "predictive":
+        return v["mae"]
+    return float(v)
+
+
+def run_set(name, args):
+    """Train configs/<name>.yaml for the budget and evaluate it; returns the set's entry for quality.json."""
+    from scores_over_time import train
+
+    from gan_sru.commands.evaluate import evaluate_run
+    from gan_sru.config import load_config
+    from gan_sru.data import training_data
+
+    minutes = args.minutes
+    big = 10 ** 9
+    run_name = f"quality_{name}" + ("_" + re.sub(r"[^A-Za-z0-9]+", "_", args.label).strip("_") if args.label else "")
+    overrides = [f"name={run_name}", f"run_dir={args.run_dir}", f"train.steps={big}",
+                 f"train.checkpoint_every={big}", f"train.sample_every={big}", "train.keep_checkpoints=2"]
+    cfg = load_config(os.path.join(REPO, "configs", f"{name}.yaml"), overrides + args.overrides)
+    run_path = os.path.join(cfg["run_dir"], cfg["name"])
+    if os.path.exists(run_path):
+        import shutil
+        shutil.rmtree(run_path)  # a benchmark run starts from nothing
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    marks = train(cfg, [minutes], not args.no_progress)
+    train_cpu = time.process_time() - cpu0
+    mark = marks[-1]
+    holdout = len(training_data(cfg).holdout)
+    result = evaluate_run(run_path, step=mark["step"], num=args.num or holdout, repeats=args.repeats,
+                          seed=args.seed, progress=not args.no_progress, protocol=args.protocol)
+    length = cfg["data"]["seq_len"]
+    steps_s = mark["step"] / mark["train_seconds"]
+    gen, floor = result["generated"], result["holdout"]
+    entry = {
+        "set": name, "dataset": name, "config": f"configs/{name}.yaml", "overrides": args.overrides, "length": length,
+        "features": result.get("num_features") or cfg["data"]["num_features"],
+        "budget_minutes": minutes, "steps": mark["step"], "train_seconds": mark["train_seconds"],
+        "train_cpu_seconds": round(train_cpu, 1), "steps_per_second": round(steps_s, 3),
+        "ms_per_step": round(1000 / steps_s, 2), "ms_per_step_per_time_step": round(1000 / steps_s / length, 3),
+        "protocol": result["protocol"]["name"], "num_generated": result["num_generated"],
+        "num_real": result["num_real"], "num_holdout": result["num_holdout"], "repeats": result["repeats"],
+        "generated": {k: _value(k, gen) for k in SCORES}, "floor": {k: _value(k, floor) for k in SCORES},
+        "discriminative_std": gen["discriminative"]["std"], "targets": TARGETS.get(name, {}),
+        "evaluation": result["out"], "evaluate_seconds": result["seconds"],
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+    }
+    pred = gen.get("predictive") or {}
+    if "mae_timegan_scale" in pred:
+        entry["generated"]["predictive_timegan_scale"] = pred["mae_timegan_scale"]
+        entry["floor"]["predictive_timegan_scale"] = (floor or {}).get("predictive", {}).get("mae_timegan_scale")
+    entry["met"] = {k: (entry["generated"].get(k) is not None and entry["generated"][k] <= t)
+                    for k, t in entry["targets"].items()}
+    if args.overrides:  # a comparison row: the targets are for the defaults
+        entry["targets"], entry["met"] = {}, {}
+    return entry
+
+
+def _fmt(x, digits=4):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def markdown(doc):
+    """The table of every set: score generated / floor, targets, speed."""
+    lines = [f"Sample quality for a fixed CPU budget ({doc['cpu']}; `python benchmarks/quality.py`). "
+             "Each cell: generated / floor (held-out real vs real); lower is better.", "",
+             "| set | length x features | training | steps | steps/s | ms/step/time step | protocol, N, repeats | "
+             "discriminative | predictive MAE | Context-FID | correlational | targets |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for e in doc["sets"].values():
+        g, f = e["generated"], e["floor"]
+        cells = [f"{_fmt(g[k])} / {_fmt(f[k])}" for k in SCORES]
+        if e["generated"].get("discriminative") is not None:
+            cells[0] += f" (± {e['discriminative_std']:.3f})"
+        targets = ", ".join(f"{k} ≤ {t} {'met' if e['met'].get(k) else 'NOT met'}" for k, t in e["targets"].items())
+        lines.append(f"| {e['set']} | {e['length']} x {e['features']} | {e['budget_minutes']:g} min | {e['steps']} | "
+                     f"{e['steps_per_second']:.2f} | {e['ms_per_step_per_time_step']:.2f} | "
+                     f"{e['protocol']}, {e['num_holdout']}, {e['repeats']} | " + " | ".join(cells)
+                     + f" | {targets or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(doc, path):
+    """Per set, each score generated (orange) next to its floor (blue), normalised by the larger of the two;
+    and steps/s against length."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from gan_sru.files import atomic_write
+
+    entries = list(doc["sets"].values())
+    fig = Figure(figsize=(4 * len(SCORES) + 4, 4), dpi=100)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(SCORES) + 1)
+    x = np.arange(len(entries))
+    for ax, name in zip(axes, SCORES):
+        gen = [e["generated"][name] if e["generated"][name] is not None else np.nan for e in entries]
+        flo = [e["floor"][name] if e["floor"][name] is not None else np.nan for e in entries]
+        ax.bar(x - 0.2, gen, 0.4, color="tab:orange", label="generated")
+        ax.bar(x + 0.2, flo, 0.4, color="tab:blue", label="floor (held-out real)")
+        for i, e in enumerate(entries):
+            t = e["targets"].get(name)
+            if t is not None:
+                ax.hlines(t, i - 0.45, i + 0.45, colors="tab:green", linestyles=":")
+        ax.set_xticks(x)
+        ax.set_xticklabels([e["set"] for e in entries], rotation=30, fontsize="small")
+        ax.set_title(name + (" (green: target)" if name == "discriminative" else ""))
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].legend(fontsize="small")
+    long = sorted((e["length"], e["steps_per_second"], e["set"]) for e in entries)
+    ax = axes[-1]
+    ax.plot([t[0] for t in long], [t[1] for t in long], marker="o")
+    for length, speed, name in long:
+        ax.annotate(name, (length, speed), fontsize="small")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("sequence length")
+    ax.set_title("training steps / s")
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"sample quality for a fixed CPU budget ({doc['cpu']})")
+    fig.tight_layout()
+    return atomic_write(path, lambda f: fig.savefig(f, format="png"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default=DEFAULT_SETS, help=f"comma-separated config names (default: {DEFAULT_SETS})")
+    parser.add_argument("--minutes", type=float, default=None, help="training budget per set (default: 15)")
+    parser.add_argument("--protocol", default=None, choices=("fast", "paper"), help="default: paper")
+    parser.add_argument("--num", type=int, default=None, help="sequences compared (default: every held-out one)")
+    parser.add_argument("--repeats", type=int, default=None, help="discriminative-score repeats (default: 3)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="config override applied to every set (repeatable)")
+    parser.add_argument("--label", default="",
+                        help="suffix of the table's row names, for a comparison run, e.g. --label ' (sines sizes)'")
+    parser.add_argument("--run-dir", default=os.path.join(REPO, "runs"))
+    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--quick", action="store_true", help="smoke test: 1 minute, fast protocol, 200 sequences")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args()
+
+    import gan_sru  # noqa: F401
+    import models  # noqa: F401  (registers the networks)
+    from gan_sru.context import set_context
+    from gan_sru.files import atomic_write_text
+
+    quick = QUICK if args.quick else {}
+    for key, default in (("minutes", 15.0), ("protocol", "paper"), ("num", None), ("repeats", 3)):
+        if getattr(args, key) is None:  # an explicit option wins over --quick's settings
+            setattr(args, key, quick.get(key, default))
+    stem = quick.get("stem", "quality")
+    json_path = os.path.join(args.out, f"{stem}.json")
+    doc = {"cpu": cpu_model(), "sets": {}}
+    if os.path.exists(json_path):
+        with open(json_path) as f:
+            doc["sets"] = json.load(f).get("sets", {})
+    set_context(argparse.Namespace(context="cpu", device_id="0", type_config="float"))
+    os.makedirs(args.out, exist_ok=True)
+    for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
+        if not os.path.exists(os.path.join(REPO, "configs", f"{name}.yaml")):
+            raise SystemExit(f"--sets: no configs/{name}.yaml")
+        print(f"== {name}", flush=True)
+        key = name + args.label
+        doc["sets"][key] = entry = run_set(name, args)
+        entry["set"], entry["cpu"] = key, doc["cpu"]
+        atomic_write_text(json_path, json.dumps(doc, indent=2) + "\n")  # after each set: a partial run counts
+        print(json.dumps({k: entry[k] for k in ("set", "steps", "steps_per_second", "generated", "floor", "met")}),
+              flush=True)
+    table = markdown(doc)
+    atomic_write_text(os.path.join(args.out, f"{stem}.md"), table)
+    write_plot(doc, os.path.join(args.out, f"{stem}.png"))
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

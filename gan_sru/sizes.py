@@ -1,0 +1,54 @@
+"""Size rules: the model sizes a config leaves null, chosen from the data's width and length.
+
+A user should not have to guess a hidden size for 28 features. Every size key whose config value is null
+gets the rule's value once the data is loaded (train/steps.GanSteps applies them), and the run folder's
+config.yaml records the resolved numbers, so sampling, export and resume read concrete sizes. A size set in
+the config is kept as it is.
+
+    C features, L the longest training length:
+    generator.hidden_size        clip(4 C, 48, 256), rounded up to a multiple of 16
+    generator.noise_dim          clip(C, 2, 32): per-feature white noise (measurement noise, innovations)
+                                 needs about one noise channel per feature to be drawn independently
+    generator.static_noise_dim   clip(C // 2, 8, 32): per-sequence traits (phases, levels, regimes)
+    generator.num_layers         2, and 3 from L >= 128: a deeper stack carries the slow parts of long windows
+    discriminator.hidden_size    clip(3 C, 48, 192), rounded up to a multiple of 16
+
+The measurements behind these numbers: benchmarks/quality.py and the README's "Sample quality" section.
+"""
+import copy
+
+SIZE_KEYS = ("model.generator.hidden_size", "model.generator.noise_dim", "model.generator.static_noise_dim",
+             "model.generator.num_layers", "model.discriminator.hidden_size")
+
+
+def _clip(x, lo, hi):
+    return int(min(max(x, lo), hi))
+
+
+def _round_up(x, multiple):
+    return int(-(-x // multiple) * multiple)
+
+
+def rule_sizes(num_features, max_len):
+    """The rules' sizes for C = num_features and L = max_len: {dotted key: int} over SIZE_KEYS."""
+    C, L = int(num_features), int(max_len)
+    return {
+        "model.generator.hidden_size": _round_up(_clip(4 * C, 48, 256), 16),
+        "model.generator.noise_dim": _clip(C, 2, 32),
+        "model.generator.static_noise_dim": _clip(C // 2, 8, 32),
+        "model.generator.num_layers": 3 if L >= 128 else 2,
+        "model.discriminator.hidden_size": _round_up(_clip(3 * C, 48, 192), 16),
+    }
+
+
+def apply_size_rules(cfg, num_features, max_len):
+    """A copy of the resolved config `cfg` with every null size key set by ``rule_sizes``; others kept."""
+    out = copy.deepcopy(cfg)
+    for key, value in rule_sizes(num_features, max_len).items():
+        *sections, name = key.split(".")
+        node = out
+        for s in sections:
+            node = node[s]
+        if node[name] is None:
+            node[name] = value
+    return out

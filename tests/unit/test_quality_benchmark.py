@@ -1,0 +1,35 @@
+"""benchmarks/quality.py's table and picture, from a results document written by hand."""
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+import quality  # noqa: E402
+
+
+def _entry(name, length, disc, floor_disc):
+    g = {"discriminative": disc, "predictive": 0.03, "context_fid": 0.5, "correlational": 1.5}
+    f = {"discriminative": floor_disc, "predictive": 0.029, "context_fid": 0.08, "correlational": 1.0}
+    targets = quality.TARGETS[name]
+    return {"set": name, "length": length, "features": 28, "budget_minutes": 15.0, "steps": 4000,
+            "steps_per_second": 4000 / 900, "ms_per_step_per_time_step": 900000 / 4000 / length,
+            "protocol": "paper", "num_holdout": 1000, "repeats": 3, "generated": g, "floor": f,
+            "discriminative_std": 0.01, "targets": targets,
+            "met": {k: g.get(k) is not None and g[k] <= t for k, t in targets.items()}}
+
+
+def test_table_shows_every_score_next_to_its_floor_and_says_which_targets_are_met(tmp_path):
+    doc = {"cpu": "Test CPU", "sets": {"wide": _entry("wide", 24, 0.08, 0.01),
+                                       "long64": _entry("long64", 64, 0.2, 0.02)}}
+    table = quality.markdown(doc)
+    lines = table.splitlines()
+    wide = next(line for line in lines if line.startswith("| wide "))
+    assert "0.0800 / 0.0100" in wide and "0.0300 / 0.0290" in wide and "0.5000 / 0.0800" in wide
+    assert "discriminative ≤ 0.1 met" in wide
+    long = next(line for line in lines if line.startswith("| long64 "))
+    assert "NOT met" in long and "| 64 x 28 |" in long
+    assert "Test CPU" in table
+    path = tmp_path / "q.png"
+    quality.write_plot(doc, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
