@@ -1,0 +1,58 @@
+"""Conditioning wrapped around the registered builders (models/ stays unconditional).
+
+Generator: the encoded attributes (B, W) are joined to the per-sequence noise (B, S), so the builder sees a
+static input of S + W features at every step; the builder's output (L, B, C + K) is taken as pre-activations:
+the C continuous features go through the configured output activation, and each categorical feature's block
+of K_j logits through a straight-through Gumbel-softmax (gan_sru.ops.gumbel) with the fed Gumbel noise and
+temperature. The output is therefore exactly one-hot in every block, so a generated label is always one seen
+in training.
+
+Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), the simplest
+conditional D for any registered D builder (a projection discriminator would need the builder's pooled
+features, i.e. changes in models/).
+"""
+import nnabla as nn
+import nnabla.functions as F
+
+from gan_sru.ops.gumbel import gumbel_softmax
+
+
+def join_attributes(seqs, attrs, mask):
+    """seqs (L, B, C), attrs (B, W), mask (L, B) -> (L, B, C + W), the attributes 0 at padded steps."""
+    L, B, _ = seqs.shape
+    W = attrs.shape[1]
+    a = F.broadcast(F.reshape(attrs, (1, B, W)), (L, B, W))
+    m = F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, W))
+    return F.concatenate(seqs, a * m, axis=2)
+
+
+def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_len, train, options):
+    """(fake (L, B, C + K), attrs (B, W) Variable or None, tau (1,) Variable or None) of a conditional run (see
+    the module docstring); parameters under scope "G"."""
+    L, B = mask.shape
+    inputs, g = {"step": noise["step"], "static": noise["static"]}, dict(gcfg)
+    attrs = None
+    if cond.attr_width:
+        attrs = nn.Variable((B, cond.attr_width))
+        inputs["static"] = (F.concatenate(noise["static"], attrs, axis=1) if gcfg["static_noise_dim"] > 0
+                            else attrs)
+        g["static_noise_dim"] = gcfg["static_noise_dim"] + cond.attr_width
+    tau = None
+    if cond.categorical:
+        g["output_activation"] = "identity"  # pre-activations: the activation and the Gumbel-softmax come below
+    with nn.parameter_scope("G"):
+        out = builder(g, inputs, mask, num_features, max_len, train=train, **options)
+    if cond.categorical:
+        tau = nn.Variable.from_numpy_array([1.0])
+        C = cond.num_continuous
+        parts = []
+        if C:
+            cont = F.slice(out, start=(0, 0, 0), stop=(L, B, C))
+            parts.append(F.sigmoid(cont) if gcfg["output_activation"] == "sigmoid" else cont)
+        for s, e in cond.blocks():
+            logits = F.slice(out, start=(0, 0, s), stop=(L, B, e))
+            gum = F.slice(noise["gumbel"], start=(0, 0, s - C), stop=(L, B, e - C))
+            parts.append(gumbel_softmax(logits, gum, tau, hard=True))
+        out = F.concatenate(*parts, axis=2) if len(parts) > 1 else parts[0]
+        out = out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
+    return out, attrs, tau
