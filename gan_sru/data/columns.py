@@ -68,11 +68,13 @@ def read_extra(column, wanted, file, order, bounds, seq_ids, where):
             seq = int(np.searchsorted(starts, bad[0], side="right") - 1)
             step, row_a, row_b = int(bad[0] - starts[seq]), order[starts[seq]], order[bad[0]]
             label = "the table's one sequence" if seq_ids[seq] is None else f"sequence {seq_ids[seq]!r}"
+            def cell(row, name=name):  # "line 4, column 'kind'" (the sequence is named once, before)
+                return where(row, name).split(": ", 1)[1].split(" (sequence ")[0]
+
             raise AttributeVaries(
                 f"{file}: attribute column {name!r} varies within {label}: {col.iloc[row_a]!r} at step 0 "
-                f"({where(row_a, name).split(': ', 1)[1]}) but {col.iloc[row_b]!r} at step {step} "
-                f"({where(row_b, name).split(': ', 1)[1]}); expected one value per sequence (list per-step columns "
-                "in data.categorical or as features)")
+                f"({cell(row_a)}) but {col.iloc[row_b]!r} at step {step} ({cell(row_b)}); expected one value per "
+                "sequence (list per-step columns in data.categorical or as features)")
         rows.append(_cells(col)[order[starts]])
         attrs["names"].append(name)
         attrs["dtypes"].append(str(col.dtype))
