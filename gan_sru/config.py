@@ -119,6 +119,9 @@ SCHEMA = {
                                     "categorical features: Gumbel-softmax temperature at step 0"),
     "train.gumbel_tau_end": Field("float", 0.3, "> 0",
                                   "categorical features: temperature at train.steps (exponential decay between)"),
+    "train.attribute_loss_weight": Field("float", 1.0, ">= 0",
+                                         "runs with data.attributes: weight of the auxiliary attribute classifier's "
+                                         "loss (AC-GAN) in the D and G losses; 0: off"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),
     "train.sample_every": Field("int", 250, ">= 1", "steps between sample pictures"),
     "train.log_every": Field("int", 25, ">= 1", "steps between log lines"),

@@ -46,6 +46,13 @@ class StepGraph:
         d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
+        weight = cfg["train"]["attribute_loss_weight"]
+        if self.attrs is not None and weight > 0:  # the auxiliary attribute classifier (gan_sru/conditioning.py)
+            from gan_sru.conditioning import attribute_loss
+
+            width = dcfg["hidden_size"]
+            self.d_loss = self.d_loss + weight * attribute_loss(self.real, self.mask, self.attrs, cond, width)
+            self.g_loss = self.g_loss + weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width)
         self.d_loss.persistent = self.g_loss.persistent = True
 
     def feed(self, batch, noise):
