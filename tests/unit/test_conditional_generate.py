@@ -14,7 +14,8 @@ from gan_sru.data import read_data
 
 TINY = ["data.source=sines_classes", "data.num_sequences=60", "data.num_features=2", "data.seq_len=8",
         "train.steps=6", "train.batch_size=8", "train.checkpoint_every=3", "train.sample_every=6",
-        "model.generator.hidden_size=8", "model.discriminator.hidden_size=8", "data.holdout_fraction=0.25"]
+        "model.generator.hidden_size=8", "model.discriminator.hidden_size=8", "data.holdout_fraction=0.25",
+        "train.log_every=2"]
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +27,13 @@ def run(tmp_path_factory):
     return Trainer(cfg, progress=False).train()
 
 
+@pytest.fixture(scope="module")
+def enc(run):
+    from gan_sru.sampling import TrainedRun
+
+    return TrainedRun(run).encoding
+
+
 def test_run_folder_and_checkpoint_keep_the_categories(run):
     from gan_sru.sampling import TrainedRun
 
@@ -34,6 +42,7 @@ def test_run_folder_and_checkpoint_keep_the_categories(run):
     assert TrainedRun(run).encoding.categorical[0].labels == ["high", "low", "mid"]
 
 
+@pytest.mark.slow  # 10-25 s: pictures, the checkpoint GIF, the metrics
 def test_generate_writes_labels_and_attributes_that_read_back(run, tmp_path):
     from gan_sru.commands.generate import generate
 
@@ -49,6 +58,7 @@ def test_generate_writes_labels_and_attributes_that_read_back(run, tmp_path):
     assert open(paths["samples.csv"]).read() == open(again["samples.csv"]).read()
 
 
+@pytest.mark.slow  # 10-25 s: pictures, the checkpoint GIF, the metrics
 def test_conditions_file_and_condition_items(run, tmp_path):
     from gan_sru.commands.generate import generate
 
@@ -84,6 +94,7 @@ def test_bad_conditions_are_refused_before_anything_is_written(run, tmp_path, kw
     assert not os.path.exists(tmp_path / "out")
 
 
+@pytest.mark.slow  # 10-25 s: pictures, the checkpoint GIF, the metrics
 def test_cli_takes_conditions(run, tmp_path):
     from gan_sru.commands.main import main
 
@@ -92,6 +103,7 @@ def test_cli_takes_conditions(run, tmp_path):
     assert code == 0 and set(pd.read_csv(tmp_path / "o" / "samples.csv")["class"]) == {"c0"}
 
 
+@pytest.mark.slow  # 10-25 s: pictures, the checkpoint GIF, the metrics
 def test_evaluate_reports_conditional_scores(run, tmp_path):
     from gan_sru.commands.evaluate import evaluate_run
 
@@ -117,3 +129,66 @@ def test_unconditional_noise_streams_are_unchanged():
     assert a.keys() == b.keys() == {"step", "static"}
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
+
+
+# ---------------------------------------------------------------- fuzz: the new input paths
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gan_sru import GanSruError  # noqa: E402
+
+FUZZ = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                       HealthCheck.too_slow])
+CELLS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True),
+                  st.sampled_from(["c0", "c1", "c2", "c9", "", "NA", "1"]), st.text(max_size=3))
+
+
+@FUZZ
+@given(items=st.lists(st.text(max_size=12), max_size=3))
+def test_fuzz_condition_items_give_rows_or_a_condition_error(enc, items):
+    from gan_sru.conditions import parse_conditions
+
+    attrs = np.eye(3, dtype=np.float32)[[0, 1, 2, 0]]
+    try:
+        rows = parse_conditions(items, enc, attrs, 3, 0)
+    except ConditionError as e:
+        assert str(e).strip()
+        return
+    assert rows.shape == (3, 1) and set(rows[:, 0]) <= {"c0", "c1", "c2"}
+
+
+@FUZZ
+@given(columns=st.lists(st.sampled_from(["class", "size", "id", ""]), min_size=1, max_size=3, unique=True),
+       cells=st.lists(CELLS, min_size=1, max_size=4))
+def test_fuzz_conditions_files_give_rows_or_a_condition_error(enc, tmp_path, columns, cells):
+    from gan_sru.conditions import read_conditions
+
+    path = tmp_path / "c.csv"
+    pd.DataFrame({c: cells for c in columns}).to_csv(path, index=False)
+    try:
+        rows = read_conditions(str(path), enc)
+    except ConditionError as e:
+        assert str(e).strip()
+        return
+    assert rows.shape == (len(cells), 1) and set(rows[:, 0]) <= {"c0", "c1", "c2"}
+
+
+@FUZZ
+@given(kind=st.lists(CELLS, min_size=8, max_size=8), event=st.lists(CELLS, min_size=8, max_size=8),
+       missing=st.sampled_from(["error", "drop", "interpolate"]))
+def test_fuzz_attribute_and_categorical_columns_load_or_raise_a_gan_sru_error(kind, event, missing):
+    from gan_sru.data import load_dataset
+
+    df = pd.DataFrame({"id": [0] * 4 + [1] * 4, "time": list(range(4)) * 2, "x": np.arange(8.0),
+                       "kind": pd.Series(kind, dtype=object), "event": pd.Series(event, dtype=object)})
+    cfg = load_config(None, ["data.source=file", "data.path=x.csv", f"data.missing={missing}",
+                             "data.attributes=[kind]", "data.categorical=[event]"])
+    try:
+        ds = load_dataset(cfg["data"], 0, source=df)
+    except GanSruError as e:
+        assert str(e).strip()
+        return
+    assert all(np.isfinite(s).all() for s in ds.sequences) and np.isfinite(ds.attributes).all()
+    for s in ds.sequences:
+        np.testing.assert_array_equal(s[:, 1:].sum(axis=1), 1.0)
