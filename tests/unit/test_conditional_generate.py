@@ -192,3 +192,23 @@ def test_fuzz_attribute_and_categorical_columns_load_or_raise_a_gan_sru_error(ki
     assert all(np.isfinite(s).all() for s in ds.sequences) and np.isfinite(ds.attributes).all()
     for s in ds.sequences:
         np.testing.assert_array_equal(s[:, 1:].sum(axis=1), 1.0)
+
+
+@pytest.mark.slow  # trains a tiny model
+def test_python_api_fits_and_samples_attributes_and_categories(tmp_path):
+    from gan_sru import SequenceGAN
+
+    rng = np.random.default_rng(0)
+    rows = [{"id": f"s{i}", "time": t, "x": rng.normal(), "kind": "ab"[i % 2], "event": int(rng.integers(0, 2))}
+            for i in range(12) for t in range(6)]
+    df = pd.DataFrame(rows)
+    model = SequenceGAN(steps=4, batch_size=8, log_every=2, generator_hidden_size=8, discriminator_hidden_size=8,
+                        run=str(tmp_path / "m"), progress=False)
+    model.fit(df, sequence_key="id", sequence_index="time", attributes=["kind"], categorical=["event"])
+    out = model.sample(num_sequences=5, seed=0, conditions={"kind": "b"})
+    assert list(out.columns) == ["id", "time", "x", "event", "kind"]
+    assert set(out["kind"]) == {"b"} and set(out["event"]) <= {0, 1} and out["event"].dtype == df["event"].dtype
+    table = model.sample(seed=1, conditions=pd.DataFrame({"kind": ["a", "b", "a"]}))
+    assert table.groupby("id", sort=False)["kind"].first().tolist() == ["a", "b", "a"]
+    with pytest.raises(ConditionError, match=r"'z' was never seen in training .* allowed values: \['a', 'b'\]"):
+        model.sample(conditions={"kind": "z"})
