@@ -2,9 +2,9 @@
 
 Generator: the encoded attributes (B, W) are joined to the per-sequence noise (B, S), so the builder sees a
 static input of S + W features at every step; the builder's output (L, B, C + K) is taken as pre-activations:
-the C continuous features go through the configured output activation, and each categorical feature's block
-of K_j logits through a straight-through Gumbel-softmax (gan_sru.ops.gumbel) with the fed Gumbel noise and
-temperature. The output is therefore exactly one-hot in every block, so a generated label is always one seen
+each categorical feature's block of K_j logits goes through a straight-through Gumbel-softmax (gan_sru.ops.gumbel)
+with the fed Gumbel noise and temperature, and the C continuous features, plus a learned linear map of the
+categories drawn at the same step, through the configured output activation. The output is therefore exactly one-hot in every block, so a generated label is always one seen
 in training.
 
 Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), the simplest
@@ -46,15 +46,21 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
     if cond.categorical:
         tau = nn.Variable.from_numpy_array([1.0])
         C = cond.num_continuous
-        parts = []
-        if C:
-            cont = F.slice(out, start=(0, 0, 0), stop=(L, B, C))
-            parts.append(F.sigmoid(cont) if gcfg["output_activation"] == "sigmoid" else cont)
+        blocks = []
         for s, e in cond.blocks():
             logits = F.slice(out, start=(0, 0, s), stop=(L, B, e))
             gum = F.slice(noise["gumbel"], start=(0, 0, s - C), stop=(L, B, e - C))
-            parts.append(gumbel_softmax(logits, gum, tau, hard=True))
-        out = F.concatenate(*parts, axis=2) if len(parts) > 1 else parts[0]
+            blocks.append(gumbel_softmax(logits, gum, tau, hard=True))
+        parts = []
+        if C:
+            cont = F.slice(out, start=(0, 0, 0), stop=(L, B, C))
+            # the continuous features see the categories drawn at their step (a learned offset per category):
+            # without it they cannot agree with a draw made after them (measured: a state's shift came out wrong)
+            onehot = F.concatenate(*blocks, axis=2) if len(blocks) > 1 else blocks[0]
+            with nn.parameter_scope("G"):
+                cont = cont + PF.affine(onehot, C, base_axis=2, with_bias=False, name="categories_to_continuous")
+            parts.append(F.sigmoid(cont) if gcfg["output_activation"] == "sigmoid" else cont)
+        out = F.concatenate(*(parts + blocks), axis=2) if len(parts + blocks) > 1 else (parts + blocks)[0]
         out = out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
     return out, attrs, tau
 
