@@ -4,12 +4,12 @@ Generator: the encoded attributes (B, W) are joined to the per-sequence noise (B
 static input of S + W features at every step; the builder's output (L, B, C + K) is taken as pre-activations:
 each categorical feature's block of K_j logits goes through a straight-through Gumbel-softmax (gan_sru.ops.gumbel)
 with the fed Gumbel noise and temperature, and the C continuous features, plus a learned linear map of the
-categories drawn at the same step, through the configured output activation. The output is therefore exactly one-hot in every block, so a generated label is always one seen
-in training.
+categories drawn at the same step, through the configured output activation. Every categorical block is
+exactly one-hot, so a generated label is always one seen in training.
 
 Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), the simplest
 conditional D for any registered D builder (a projection discriminator would need the builder's pooled
-features, i.e. changes in models/).
+features, i.e. changes in models/), plus the auxiliary attribute loss below.
 """
 import nnabla as nn
 import nnabla.functions as F
