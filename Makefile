@@ -3,6 +3,7 @@
 #   make setup       find or install Python 3.9/3.10, create $(VENV), pip install -e '.[dev]'
 #   make train       train on the built-in sines (CONFIG=... to pick another config); a second
 #                    run continues an interrupted run, or says that it is complete
+#   make train-classes  train the conditional demo (configs/sines_classes.yaml: classes + a Markov state)
 #   make test        ruff + the full pytest suite (what CI runs)
 #   make test-fast   the unit tests (tests/unit) without those marked slow: for iterating (CI runs all)
 VENV ?= .venv
@@ -10,7 +11,7 @@ CONFIG ?= configs/sines.yaml
 PY := $(VENV)/bin/python
 READY := $(VENV)/.gan_sru_ready
 
-.PHONY: setup train test test-fast lint samples bench clean
+.PHONY: setup train train-classes test test-fast lint samples bench clean
 
 # Always runs the script: it only checks the venv when nothing changed.
 setup:
@@ -21,6 +22,9 @@ $(READY): setup.py scripts/bootstrap.sh
 
 train: $(READY)
 	$(PY) train.py --config $(CONFIG) --resume
+
+train-classes: $(READY)
+	$(PY) train.py --config configs/sines_classes.yaml --resume
 
 test: $(READY)
 	$(VENV)/bin/ruff check .

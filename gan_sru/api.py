@@ -98,7 +98,8 @@ class SequenceGAN:
 
     # ------------------------------------------------------------ training
 
-    def fit(self, data, sequence_key=_UNSET, sequence_index=_UNSET, feature_columns=_UNSET):
+    def fit(self, data, sequence_key=_UNSET, sequence_index=_UNSET, feature_columns=_UNSET, attributes=_UNSET,
+            categorical=_UNSET):
         """Train on `data`; returns self.
 
         data: a pandas DataFrame (one row per time step), an (N, L, C) array or a list of (L_i, C) arrays,
@@ -106,7 +107,8 @@ class SequenceGAN:
         sequence_key: the column naming each row's sequence; None: the DataFrame is one sequence (wide
         format, cut into data.window windows). sequence_index: the time column (numbers or dates); None:
         row order. feature_columns: the columns to model; default every other one. Unset, each takes the
-        config's data.csv_id_column / csv_time_column / csv_feature_columns.
+        config's data.csv_id_column / csv_time_column / csv_feature_columns. attributes / categorical: the
+        per-sequence attribute and per-step categorical columns (data.attributes / data.categorical).
         Bad input is a DataError, raised before anything is written.
         """
         from gan_sru.data import load_dataset
@@ -115,7 +117,8 @@ class SequenceGAN:
         data_cfg = cfg["data"]
         data_cfg["source"] = "file"
         for key, value in (("csv_id_column", sequence_key), ("csv_time_column", sequence_index),
-                           ("csv_feature_columns", feature_columns)):
+                           ("csv_feature_columns", feature_columns), ("attributes", attributes),
+                           ("categorical", categorical)):
             if value is not _UNSET:
                 data_cfg[key] = value
         target = os.path.abspath(self.run) if self.run else None
@@ -126,7 +129,7 @@ class SequenceGAN:
             data_cfg["path"] = os.path.abspath(data)
             write, layout = None, None
         else:
-            write, layout, source = self._prepare_input(data, sequence_key, sequence_index, feature_columns)
+            write, layout, source = self._prepare_input(data, sequence_key, sequence_index, feature_columns, data_cfg)
             load_dataset(data_cfg, cfg["seed"], source=source)  # every refusal before a file is written
         if target is None:
             holder = tempfile.mkdtemp(prefix="gan_sru-")
@@ -151,7 +154,7 @@ class SequenceGAN:
         self.cfg, self.run_path, self.layout, self._lengths = cfg, target, layout, None
         return self
 
-    def _prepare_input(self, data, sequence_key, sequence_index, feature_columns):
+    def _prepare_input(self, data, sequence_key, sequence_index, feature_columns, data_cfg=None):
         """(writer(folder) -> path, layout, in-memory source for checking) of a DataFrame or array."""
         from gan_sru.data.layout import array_layout, frame_layout, storable_table
 
@@ -179,8 +182,12 @@ class SequenceGAN:
         for arg, name in (("sequence_key", sequence_key), ("sequence_index", sequence_index)):
             if name is not _UNSET and name is not None and name not in table.columns:
                 raise DataError(f"DataFrame: no column {name!r} ({arg}); found columns {list(table.columns)}")
+        from gan_sru.data.columns import wanted_columns
+
+        data_cfg = data_cfg or self.cfg["data"]
         raw = read_frame(table, self._col(sequence_key, "csv_id_column"), self._col(sequence_index, "csv_time_column"),
-                         self._col(feature_columns, "csv_feature_columns"))
+                         self._col(feature_columns, "csv_feature_columns"),
+                         extra=wanted_columns(data_cfg.get("attributes"), data_cfg.get("categorical")))
 
         def write_parquet(f):
             try:
@@ -209,10 +216,13 @@ class SequenceGAN:
 
     # ------------------------------------------------------------ sampling
 
-    def sample(self, num_sequences=1000, seed=0, length=None):
+    def sample(self, num_sequences=1000, seed=0, length=None, conditions=None):
         """`num_sequences` generated sequences in the training data's layout and units: a DataFrame like the
         input (column names, dtypes; see gan_sru.data.layout.to_layout), or an array for array input.
-        Lengths are drawn from the training lengths (or all `length`); the same seed gives the same result."""
+        Lengths are drawn from the training lengths (or all `length`); the same seed gives the same result.
+        Conditional runs: the DataFrame also has the categorical columns (original labels) and the attribute
+        columns; conditions: a DataFrame with one row of attributes per sequence (num_sequences is then its
+        length) or a dict {attribute: value} for all of them; None: attributes resampled from training."""
         from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
         from gan_sru.data.layout import to_layout
         from gan_sru.data.summary import read_summary
@@ -225,13 +235,27 @@ class SequenceGAN:
         run = TrainedRun(self.run_path)  # loads the newest checkpoint's (moving-average) generator
         if self._lengths is None:
             self._lengths = training_split(run.cfg)[0].lengths
+        rows, attrs = self._condition_rows(run, conditions, num_sequences, seed)
+        num_sequences = num_sequences if rows is None else len(rows)
         lengths = draw_lengths(self._lengths, num_sequences, seed, length)
-        sequences = [run.scaler.inverse(s.astype(np.float64)) for s in generate_cut(run, lengths, seed)]
+        sequences = [run.scaler.inverse(s.astype(np.float64)) for s in generate_cut(run, lengths, seed, attrs)]
         if not all(np.isfinite(s).all() for s in sequences):
             raise CheckpointError(f"{self.run_path}: the generator gave non-finite values; the checkpoint is bad")
         summary = read_summary(self.run_path) or {"time": {"kind": None}}
-        return to_layout(sequences, self.layout or {"kind": "array", "dtype": "float32", "ragged": False},
-                         summary["time"])
+        if run.encoding is None:
+            return to_layout(sequences, self.layout or {"kind": "array", "dtype": "float32", "ragged": False},
+                             summary["time"])
+        from gan_sru.api_conditional import with_columns
+        from gan_sru.conditions import sample_columns
+
+        continuous, columns = sample_columns(sequences, run.encoding, rows)
+        return with_columns(to_layout(continuous, self.layout, summary["time"]), columns, run.encoding)
+
+    def _condition_rows(self, run, conditions, num, seed):
+        """(rows (N, A) object or None, encoded attrs (N, W) or None) to sample for."""
+        from gan_sru.api_conditional import condition_rows
+
+        return condition_rows(run, self.run_path, conditions, num, seed)
 
     # ------------------------------------------------------------ saving
 

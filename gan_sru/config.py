@@ -37,9 +37,10 @@ SCHEMA = {
     "seed": Field("int", 0, ">= 0", "seed of the data, the split, the batches and the weights"),
     "run_dir": Field("str", "runs", None, "parent folder of run folders"),
     # data
-    "data.source": Field("str", "sines", ("sines", "sines_varlen", "factors", "lorenz96", "file"),
+    "data.source": Field("str", "sines", ("sines", "sines_varlen", "factors", "lorenz96", "sines_classes", "file"),
                          "built-in sines (TimeGAN protocol), sines of random lengths, a wide latent-factor "
-                         "process with seasons (factors), the chaotic Lorenz-96 system, or a file"),
+                         "process with seasons (factors), the chaotic Lorenz-96 system, labelled sines with a "
+                         "Markov state (sines_classes), or a file"),
     "data.path": Field("str?", None, None,
                        "data file (.csv, .csv.gz, .parquet, .npy, .npz), or a folder or glob pattern of them, when "
                        "source is file; relative to the working folder"),
@@ -56,6 +57,15 @@ SCHEMA = {
                                   "of dates, if there is exactly one)"),
     "data.csv_feature_columns": Field("list[str]?", None, None,
                                       "tables: feature columns; null means all others (they must hold numbers)"),
+    "data.attributes": Field("list[str]?", None, None,
+                             "tables: per-sequence attribute columns (constant within a sequence) that condition "
+                             "the GAN; text, booleans and integers with at most 10 values are categorical, other "
+                             "numbers numeric; sines_classes: null means [class]"),
+    "data.categorical": Field("list[str]?", None, None,
+                              "tables: per-step categorical feature columns (text or integers), generated through "
+                              "a Gumbel-softmax; sines_classes: null means [state]"),
+    "data.max_categories": Field("int", 50, ">= 2", "most distinct values a categorical column may hold"),
+    "data.num_classes": Field("int", 3, ">= 2", "sines_classes: number of classes"),
     "data.missing": Field("str", "error", ("error", "drop", "interpolate"),
                           "missing values (empty cells, NA, NaN): refuse them, drop the sequences (or windows) that "
                           "hold any, or interpolate linearly in time within each sequence"),
@@ -114,6 +124,13 @@ SCHEMA = {
                                "correlations of the batch; train/losses.py); 0: off"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
+    "train.gumbel_tau_start": Field("float", 1.0, "> 0",
+                                    "categorical features: Gumbel-softmax temperature at step 0"),
+    "train.gumbel_tau_end": Field("float", 0.3, "> 0",
+                                  "categorical features: temperature at train.steps (exponential decay between)"),
+    "train.attribute_loss_weight": Field("float", 1.0, ">= 0",
+                                         "runs with data.attributes: weight of the auxiliary attribute classifier's "
+                                         "loss (AC-GAN) in the D and G losses; 0: off"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),
     "train.sample_every": Field("int", 250, ">= 1", "steps between sample pictures"),
     "train.log_every": Field("int", 25, ">= 1", "steps between log lines"),
@@ -338,6 +355,17 @@ def _check_together(flat, where):
         raise ConfigError(f"{where}: data.min_len: got {flat['data.min_len']}; expected at most "
                           f"data.seq_len ({flat['data.seq_len']})")
     id_col, time_col = flat["data.csv_id_column"], flat["data.csv_time_column"]
+    attrs, cats = flat["data.attributes"] or [], flat["data.categorical"] or []
+    if (attrs or cats) and source not in ("file", "sines_classes"):
+        raise ConfigError(f"{where}: data.attributes / data.categorical: got {_show(attrs + cats)} but data.source "
+                          f"is {source!r}; they name columns of a table (data.source: file) or of sines_classes")
+    both = sorted(set(attrs) & set(cats))
+    if both:
+        raise ConfigError(f"{where}: data.categorical: column {both[0]!r} is also in data.attributes; expected it "
+                          "in one of them (attributes are per sequence, categorical features per step)")
+    if source == "sines_classes" and not (set(attrs) <= {"class"} and set(cats) <= {"state"}):
+        raise ConfigError(f"{where}: data.attributes / data.categorical: got {_show(attrs + cats)}; sines_classes "
+                          "has the attribute 'class' and the categorical feature 'state'")
     if id_col is not None and id_col == time_col:
         raise ConfigError(f"{where}: data.csv_time_column: got {time_col!r}; expected a column other than "
                           f"data.csv_id_column")

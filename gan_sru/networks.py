@@ -6,6 +6,10 @@
 
 Parameters live under the scope "G" (generator) and "D" (discriminator); the builders are picked by name
 from gan_sru.registry.
+
+Conditional runs (`cond`: a gan_sru.data.attributes.Encoding) are wrapped here, not in the builders
+(gan_sru/conditioning.py): G gets the encoded attributes joined to its per-sequence noise and emits its
+categorical features through a straight-through Gumbel-softmax; D gets the attributes joined to every step.
 """
 from typing import NamedTuple
 
@@ -15,34 +19,60 @@ import numpy as np
 from gan_sru.registry import DISCRIMINATORS, GENERATORS
 
 
-def noise_shapes(gcfg, length, batch_size):
-    """Shapes of the generator's noise inputs: per-step noise and one per-sequence vector."""
-    return dict(step=(length, batch_size, gcfg["noise_dim"]), static=(batch_size, gcfg["static_noise_dim"]))
+def noise_shapes(gcfg, length, batch_size, cond=None):
+    """Shapes of the generator's noise inputs: per-step noise and one per-sequence vector; with categorical
+    features (cond), also the Gumbel noise of their blocks, "gumbel" (L, B, K)."""
+    for key in ("noise_dim", "static_noise_dim", "hidden_size", "num_layers"):
+        if gcfg.get(key, 0) is None:  # a config straight from load_config: the data decides these
+            raise ValueError(f"model.generator.{key} is null: resolve the sizes from the data first "
+                             "(gan_sru.sizes.apply_size_rules)")
+    shapes = dict(step=(length, batch_size, gcfg["noise_dim"]), static=(batch_size, gcfg["static_noise_dim"]))
+    if cond is not None and cond.categorical:
+        shapes["gumbel"] = (length, batch_size, sum(cond.cat_sizes))
+    return shapes
 
 
-def sample_noise(gcfg, length, batch_size, rng):
-    """Standard normal noise for `noise_shapes`; float32 arrays."""
-    return {k: rng.standard_normal(s).astype(np.float32) for k, s in noise_shapes(gcfg, length, batch_size).items()}
+def sample_noise(gcfg, length, batch_size, rng, cond=None):
+    """Standard normal noise for `noise_shapes` (Gumbel(0, 1) for "gumbel", drawn last); float32 arrays."""
+    from gan_sru.ops.gumbel import gumbel_noise
+
+    return {k: gumbel_noise(rng, s) if k == "gumbel" else rng.standard_normal(s).astype(np.float32)
+            for k, s in noise_shapes(gcfg, length, batch_size, cond).items()}
 
 
 class GeneratorGraph(NamedTuple):
-    """noise: {"step": (L, B, Z), "static": (B, S)} Variables; mask (L, B); fake (L, B, C), 0 at padding."""
+    """noise: {"step": (L, B, Z), "static": (B, S)[, "gumbel": (L, B, K)]} Variables; mask (L, B); fake (L, B, C),
+    0 at padding. Conditional runs: attrs (B, W) the encoded attributes (None without attributes), tau (1,) the
+    Gumbel-softmax temperature (None without categorical features)."""
     noise: dict
     mask: nn.Variable
     fake: nn.Variable
+    attrs: nn.Variable = None
+    tau: nn.Variable = None
 
 
-def generator_graph(gcfg, length, batch_size, num_features, max_len, train=True, **options):
+def generator_graph(gcfg, length, batch_size, num_features, max_len, train=True, cond=None, **options):
     """G's graph for one (length, batch size), its parameters under scope "G" (created on first use).
-    `options` go to the builder (e.g. impl="ref" for the plain-ops SRU)."""
-    noise = {k: nn.Variable(s) for k, s in noise_shapes(gcfg, length, batch_size).items()}
+    `options` go to the builder (e.g. impl="ref" for the plain-ops SRU). cond: the run's Encoding, or None."""
+    noise = {k: nn.Variable(s) for k, s in noise_shapes(gcfg, length, batch_size, cond).items()}
     mask = nn.Variable((length, batch_size))
+    if cond is not None:
+        from gan_sru.conditioning import conditional_generator
+
+        fake, attrs, tau = conditional_generator(GENERATORS.lookup(gcfg["name"]), gcfg, cond, noise, mask,
+                                                 num_features, max_len, train, options)
+        return GeneratorGraph(noise, mask, fake, attrs, tau)
     with nn.parameter_scope("G"):
         fake = GENERATORS.lookup(gcfg["name"])(gcfg, noise, mask, num_features, max_len, train=train, **options)
     return GeneratorGraph(noise, mask, fake)
 
 
-def discriminator(dcfg, seqs, mask, train=True):
-    """D's logits (B, 1) of sequences (L, B, C) with mask (L, B); parameters under scope "D"."""
+def discriminator(dcfg, seqs, mask, train=True, attrs=None):
+    """D's logits (B, 1) of sequences (L, B, C) with mask (L, B); parameters under scope "D".
+    attrs: (B, W) encoded attributes joined to every (valid) step, or None."""
+    if attrs is not None:
+        from gan_sru.conditioning import join_attributes
+
+        seqs = join_attributes(seqs, attrs, mask)
     with nn.parameter_scope("D"):
         return DISCRIMINATORS.lookup(dcfg["name"])(dcfg, seqs, mask, train=train)

@@ -20,19 +20,22 @@ class Sampler:
     trainer's periodic pictures, evaluate's several sets) reuses it.
     """
 
-    def __init__(self, gcfg, num_features, max_len, batch_size=256):
+    def __init__(self, gcfg, num_features, max_len, batch_size=256, cond=None):
         self.gcfg, self.num_features, self.max_len, self.batch_size = gcfg, num_features, max_len, batch_size
+        self.cond = cond  # a conditional run's Encoding (gan_sru.data.attributes), else None
         self.graphs = {}
 
     def graph(self, length, batch_size):
         key = (length, batch_size)
         if key not in self.graphs:
             self.graphs[key] = generator_graph(self.gcfg, length, batch_size, self.num_features, self.max_len,
-                                               train=False)
+                                               train=False, cond=self.cond)
         return self.graphs[key]
 
-    def sample(self, length, num, seed, lengths=None):
+    def sample(self, length, num, seed, lengths=None, attrs=None):
         """(num, length, C) float32; lengths: optional (num,) valid lengths (right-padded with 0).
+        attrs: (num, W) encoded attributes, for a run conditioned on attributes. Categorical blocks are one-hot:
+        a categorical draw from G's distribution (the Gumbel-max trick, as in training), seeded like the noise.
         The same seed gives the same sequences."""
         rng = np.random.default_rng([seed, _GENERATE_STREAM])
         lengths = np.full(num, length) if lengths is None else np.asarray(lengths)
@@ -40,8 +43,12 @@ class Sampler:
         for start in range(0, num, self.batch_size):
             b = min(self.batch_size, num - start)
             g = self.graph(length, b)
-            for k, v in sample_noise(self.gcfg, length, b, rng).items():
+            for k, v in sample_noise(self.gcfg, length, b, rng, self.cond).items():
                 g.noise[k].d = v
+            if g.attrs is not None:
+                if attrs is None:
+                    raise ValueError("Sampler.sample: the run is conditioned on attributes; pass attrs (num, W)")
+                g.attrs.d = attrs[start:start + b]
             g.mask.d = (np.arange(length)[:, None] < lengths[start:start + b][None, :]).astype(np.float32)
             g.fake.forward(clear_buffer=True)
             out[start:start + b] = np.transpose(g.fake.d, (1, 0, 2))
@@ -80,6 +87,9 @@ class TrainedRun:
         self.scaler = MinMaxScaler.from_dict(ckpt.meta["scaler"])
         self.spec = BucketSpec.from_dict(ckpt.meta["buckets"])
         self.num_features = int(ckpt.meta["num_features"])
+        from gan_sru.data.attributes import Encoding
+
+        self.encoding = Encoding.from_dict(ckpt.meta.get("conditioning"))  # None for an unconditional run
         self.max_len = int(self.spec.boundaries[-1])
         self.checkpoints = sorted(found)
         self._load_generator()
@@ -87,7 +97,7 @@ class TrainedRun:
     def _load_generator(self):
         """Create the generator's parameters (by building a tiny graph) and copy the checkpoint's into them."""
         nn.clear_parameters()
-        self.sampler = Sampler(self.cfg["model"]["generator"], self.num_features, self.max_len)
+        self.sampler = Sampler(self.cfg["model"]["generator"], self.num_features, self.max_len, cond=self.encoding)
         self.sampler.graph(2, 1)
         with nn.parameter_scope("G"):
             params = {f"G/{k}": v for k, v in nn.get_parameters(grad_only=False).items()}
@@ -101,9 +111,10 @@ class TrainedRun:
                                       f"{tuple(saved.shape)}, the config's generator has {tuple(var.shape)}")
             var.d = saved
 
-    def sample(self, num, seed, length=None, lengths=None):
-        """(num, L, C) in the [0, 1] scale plus the (num,) lengths used."""
+    def sample(self, num, seed, length=None, lengths=None, attrs=None):
+        """(num, L, C) in the [0, 1] scale plus the (num,) lengths used; attrs: (num, W) encoded attributes
+        (conditional runs)."""
         L = int(length or self.max_len)
         if lengths is None:
             lengths = np.full(num, L)
-        return self.sampler.sample(L, num, seed, lengths), lengths
+        return self.sampler.sample(L, num, seed, lengths, attrs), lengths

@@ -138,7 +138,13 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     rng = np.random.default_rng([seed, _SUBSET_STREAM])
     real = _subset(train.sequences, num, rng)
     held = _subset(holdout.sequences, num, rng)
-    fake = generate_cut(run, draw_lengths(train.lengths, num, seed), seed)
+    rows = None
+    if run.encoding is not None and run.encoding.attributes:  # unconditional: attributes resampled from training
+        from gan_sru.conditions import draw_attribute_rows
+
+        rows = draw_attribute_rows(run.encoding, train.attributes, num, seed)
+    fake = generate_cut(run, draw_lengths(train.lengths, num, seed), seed,
+                        None if rows is None else run.encoding.encode_attributes(rows))
     settings = metrics.protocol_settings(protocol, run.num_features)
     iters = _iterations(iterations, settings, default_iterations(sum(s.size for s in real)))
     for name in ("discriminative", "predictive"):
@@ -187,6 +193,11 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
                 bars[f"{short} {which}"] = scores[name]
     plots.scores_bar(bars, os.path.join(out, PICTURES["scores"]), size=(900, 400),
                      title=f"generated (gen) and held-out real (floor) vs real, step {run.step}; lower is better")
+    if run.encoding is not None:
+        from gan_sru.commands.evaluate_conditional import conditional_section
+
+        result["conditional"] = conditional_section(run, train, holdout, fake, rows, num, repeats, seed, settings,
+                                                    out, progress)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     _write_json(result, os.path.join(out, "metrics.json"))
     atomic_write_text(os.path.join(out, "report.md"), report_markdown(result))
@@ -290,6 +301,10 @@ def report_markdown(result):
         f"Scores of the generated data next to the floor:\n\n![scores]({PICTURES['scores']})",
         "",
     ]
+    if r.get("conditional"):
+        from gan_sru.commands.evaluate_conditional import conditional_markdown
+
+        lines += [conditional_markdown(r["conditional"])]
     return "\n".join(lines)
 
 

@@ -42,6 +42,10 @@ def build_parser():
                    help="sequence length (default: the training lengths' distribution)")
     p.add_argument("--seed", type=int, default=0, help="noise seed; the same seed gives the same samples")
     p.add_argument("--out", default=None, help="output folder (default: RUN/generated)")
+    p.add_argument("--conditions", default=None, metavar="FILE",
+                   help="conditional runs: a .csv/.parquet with one column per attribute, one row per sequence")
+    p.add_argument("--condition", action="append", default=None, metavar="KEY=VALUE",
+                   help="conditional runs: generate --num sequences with this attribute value (repeatable)")
     p.add_argument("--no-progress", action="store_true")
     add_context_args(p)
     p.set_defaults(func=lambda a: _lazy("gan_sru.commands.generate", a))

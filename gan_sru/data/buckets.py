@@ -52,11 +52,13 @@ class BucketSpec:
 
 class Batch(NamedTuple):
     """x: float32 (L, B, C) time-major, zero-padded; mask: float32 (L, B) 1 valid / 0 pad;
-    lengths: int64 (B,); bucket: index of the bucket whose boundary is L."""
+    lengths: int64 (B,); bucket: index of the bucket whose boundary is L; attrs: float32 (B, W) the encoded
+    attributes of a conditional dataset, else None."""
     x: np.ndarray
     mask: np.ndarray
     lengths: np.ndarray
     bucket: int
+    attrs: np.ndarray = None
 
 
 def pad_batch(sequences, length=None):
@@ -95,4 +97,5 @@ def sample_batch(dataset, spec, batch_size, seed, step, shard=(0, 1)):
         local = batch_size // size
         picked = picked[rank * local:(rank + 1) * local]
     x, mask, lengths = pad_batch([dataset.sequences[i] for i in picked], spec.boundaries[bucket])
-    return Batch(x, mask, lengths, bucket)
+    attrs = getattr(dataset, "attributes", None)
+    return Batch(x, mask, lengths, bucket, None if attrs is None else attrs[picked])

@@ -7,6 +7,7 @@ from gan_sru import DataError
 
 from .buckets import BucketSpec
 from .builtin import make_factors, make_lorenz96, make_sines
+from .conditional_data import CLASSES_DEFAULTS, encode_raw, with_encoded
 from .missing import apply_missing, drop_windows
 from .scaling import MinMaxScaler
 
@@ -22,22 +23,28 @@ class Dataset:
     'sines_varlen', 'factors', 'lorenz96') or the file path; info: what was read and done on the way (layout,
     columns, missing values, time spacing, windows), a JSON-able dict that gan_sru.data.summary turns into the
     data summary.
+    Conditional data (gan_sru.data.attributes): `encoding` (an Encoding, else None); sequences are (L_i, C + K),
+    the continuous features then the categorical features' one-hot blocks (the scaler maps those as identity);
+    `attributes` (N, W) float32 the encoded per-sequence attributes (W may be 0), else None.
     """
 
-    def __init__(self, sequences, scaler, source, num_features=None, info=None):
+    def __init__(self, sequences, scaler, source, num_features=None, info=None, attributes=None, encoding=None):
         self.sequences = sequences
         self.lengths = np.array([len(s) for s in sequences], dtype=np.int64)
         self.num_features = int(num_features if num_features is not None else sequences[0].shape[1])
         self.scaler = scaler
         self.source = source
         self.info = info if info is not None else {}
+        self.attributes, self.encoding = attributes, encoding
 
     def __len__(self):
         return len(self.sequences)
 
     def subset(self, indices):
         """The sequences at `indices`, same scaler, source and info."""
-        return Dataset([self.sequences[i] for i in indices], self.scaler, self.source, self.num_features, self.info)
+        attrs = None if self.attributes is None else self.attributes[np.asarray(indices, np.int64)]
+        return Dataset([self.sequences[i] for i in indices], self.scaler, self.source, self.num_features, self.info,
+                       attrs, self.encoding)
 
     def split(self, holdout_fraction, seed):
         """Deterministic random split -> (train, holdout). At least one sequence stays in train;
@@ -61,6 +68,15 @@ def load_dataset(data_cfg, seed, source=None):
     input before writing it.
     """
     kind = data_cfg["source"]
+    if kind == "sines_classes" and source is None:
+        from .builtin_classes import sines_classes_frame
+
+        frame = sines_classes_frame(data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"],
+                                    data_cfg["num_classes"], seed)
+        source = frame
+        data_cfg = dict(data_cfg, csv_id_column="id", csv_time_column="time", csv_feature_columns=None,
+                        attributes=data_cfg.get("attributes") or CLASSES_DEFAULTS["attributes"],
+                        categorical=data_cfg.get("categorical") or CLASSES_DEFAULTS["categorical"])
     if kind in ("sines", "sines_varlen") and source is None:
         min_len = data_cfg["min_len"] if kind == "sines_varlen" else None
         raw = make_sines(data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"], seed, min_len)
@@ -69,6 +85,9 @@ def load_dataset(data_cfg, seed, source=None):
         raw = BUILTIN_MAKERS[kind](data_cfg["num_sequences"], data_cfg["seq_len"], data_cfg["num_features"], seed)
         return _scaled(raw, kind, None, {"layout": "built-in", "source": kind, "notes": []})
     name, raw = _read(data_cfg, source)
+    if kind == "sines_classes":
+        name = kind
+    raw, encoding = encode_raw(raw, data_cfg, name)
     window, stride = data_cfg.get("window"), data_cfg.get("window_stride", 1)
     missing = apply_missing(raw, data_cfg.get("missing", "error"), name, windows=window is not None)
     raw = missing.raw
@@ -85,31 +104,40 @@ def load_dataset(data_cfg, seed, source=None):
                             "a smaller data.window")
     info = dict(raw.info, source=name, feature_names=raw.feature_names, missing=missing.report,
                 sequences_read=len(raw), lengths_read=[len(a) for a in raw.arrays], time=time_spacing(raw))
-    return _scaled(raw.arrays, name, raw, info, window, stride, missing.report)
+    if kind == "sines_classes":
+        info["layout"] = "built-in"
+    return _scaled(raw.arrays, name, raw, info, window, stride, missing.report, encoding)
 
 
 def _read(data_cfg, source):
+    from .columns import wanted_columns
     from .raw import RawData
     from .readers import read_data, read_frame
 
     columns = (data_cfg["csv_id_column"], data_cfg["csv_time_column"], data_cfg["csv_feature_columns"])
+    extra = wanted_columns(data_cfg.get("attributes"), data_cfg.get("categorical"))
     if source is None:
-        return str(data_cfg["path"]), read_data(data_cfg["path"], *columns)
+        return str(data_cfg["path"]), read_data(data_cfg["path"], *columns, extra=extra)
     if isinstance(source, RawData):
         return source.places[0].file if source.places else "DataFrame", source
     if isinstance(source, np.ndarray) or isinstance(source, (list, tuple)):
         from .arrays import array_sequences
 
+        if extra:
+            raise DataError("array: data.attributes and data.categorical name columns of a table (a DataFrame, "
+                            ".csv, .parquet); an array has none")
         if isinstance(source, (list, tuple)):  # ragged: a list of (L_i, C) arrays
             ragged = np.empty(len(source), dtype=object)
             ragged[:] = [np.asarray(s) for s in source]
             source = ragged
         return "array", array_sequences(source, None, "array").check("array")
-    return "DataFrame", read_frame(source, *columns)
+    return "DataFrame", read_frame(source, *columns, extra=extra)
 
 
-def _scaled(raw_arrays, name, raw, info, window=None, stride=1, report=None):
-    """Fit the scaler (ignoring missing values), scale, cut windows, drop windows that hold NaN."""
+def _scaled(raw_arrays, name, raw, info, window=None, stride=1, report=None, encoding=None):
+    """Fit the scaler (ignoring missing values), scale, cut windows, drop windows that hold NaN.
+    encoding: the categorical features' one-hot blocks and the attributes ride along as columns (so windows and
+    their drops keep them aligned); the attributes are split off again at the end."""
     try:
         scaler = MinMaxScaler().fit(raw_arrays)
     except ValueError as e:  # a feature whose every value is missing
@@ -120,12 +148,20 @@ def _scaled(raw_arrays, name, raw, info, window=None, stride=1, report=None):
         if not np.all(np.isfinite(s) | np.isnan(r)):  # only when max - min overflows float64
             raise DataError(f"{name}: sequence {i}: values span a range too wide to scale to [0, 1] "
                             f"(min {scaler.min.tolist()}, max {scaler.max.tolist()})")
+    if encoding is not None:
+        sequences, scaler = with_encoded(sequences, scaler, raw, encoding, name)
     if window:
         sequences, sources = make_windows(sequences, window, stride, return_sources=True)
         if report is not None and report["policy"] == "drop" and report["values"]:
             sequences = drop_windows(sequences, sources, raw, report, window)
         info["window"] = {"length": window, "stride": stride}
-    return Dataset(sequences, scaler, name, info=info)
+    if encoding is None:
+        return Dataset(sequences, scaler, name, info=info)
+    width = encoding.num_features
+    attributes = np.stack([s[0, width:] for s in sequences]).astype(np.float32)
+    info["encoding"] = encoding.to_dict()
+    return Dataset([np.ascontiguousarray(s[:, :width]) for s in sequences], scaler, name, info=info,
+                   attributes=attributes, encoding=encoding)
 
 
 def make_windows(sequences, window, stride=1, return_sources=False):

@@ -49,7 +49,7 @@ def apply_missing(raw, policy, source, windows=False):
             arrays[i] = interpolate(raw.arrays[i], None if raw.times is None else raw.times[i], raw.places[i])
         report["action"] = f"interpolated {total} value{'s' if total > 1 else ''} in {len(holding)} sequence" + \
             ("s" if len(holding) > 1 else "")
-        return Missing(type(raw)(arrays, raw.places, raw.times, raw.feature_names, raw.info), report)
+        return Missing(type(raw)(arrays, raw.places, raw.times, raw.feature_names, raw.info, raw.extras), report)
     if windows:
         report["action"] = "windows that hold a missing value are left out (see windows)"
         return Missing(raw, report)

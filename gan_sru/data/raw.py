@@ -60,12 +60,14 @@ class TablePlace:
 class RawData:
     """arrays: list of N float64 (L_i, C), NaN = missing. places: N Places. times: list of N (L_i,) float64
     (numbers, or seconds since 1970-01-01 UTC for dates) or None (row order). feature_names: C names or None.
-    info: what the reader found and decided (layout, columns, time kind, notes), for the data summary."""
+    info: what the reader found and decided (layout, columns, time kind, notes), for the data summary.
+    extras: attribute and categorical columns (gan_sru.data.columns), or None."""
 
-    def __init__(self, arrays, places, times=None, feature_names=None, info=None):
+    def __init__(self, arrays, places, times=None, feature_names=None, info=None, extras=None):
         self.arrays, self.places, self.times = arrays, places, times
         self.feature_names = feature_names
         self.info = dict(info or {})
+        self.extras = extras
 
     def __len__(self):
         return len(self.arrays)
@@ -74,8 +76,10 @@ class RawData:
         """The sequences at indices `keep`, same names and info."""
         keep = list(keep)
         times = None if self.times is None else [self.times[i] for i in keep]
+        from .columns import subset_extra
+
         return RawData([self.arrays[i] for i in keep], [self.places[i] for i in keep], times,
-                       self.feature_names, self.info)
+                       self.feature_names, self.info, subset_extra(self.extras, keep))
 
     def check(self, source):
         """Refuse no sequences, no features, mixed feature counts, sequences under 2 steps, inf values."""
@@ -113,7 +117,8 @@ def merge(parts, source):
                                 f"{first.places[0].file} {names} (missing {missing}, extra {extra}); every file "
                                 "must hold the same features, or list them in data.csv_feature_columns")
             order = [part.feature_names.index(n) for n in names]
-            part = RawData([a[:, order] for a in part.arrays], part.places, part.times, names, part.info)
+            part = RawData([a[:, order] for a in part.arrays], part.places, part.times, names, part.info,
+                           part.extras)
             for place in part.places:
                 place.columns = names
         if arrays and part.arrays and part.arrays[0].shape[1] != arrays[0].shape[1]:
@@ -131,4 +136,6 @@ def merge(parts, source):
         raise DataError(f"{source}: some files have times as numbers, others as dates or none "
                         f"({sorted(str(k) for k in kinds)}); expected the same kind in every file")
     has_times = all(t is not None for t in times)
-    return RawData(arrays, places, times if has_times else None, names, info)
+    from .columns import concat_extra
+
+    return RawData(arrays, places, times if has_times else None, names, info, concat_extra([p.extras for p in parts]))

@@ -48,10 +48,11 @@ def read_sequences(path, id_column="id", time_column="time", feature_columns=Non
     return apply_missing(raw, missing, str(path)).raw.arrays
 
 
-def read_data(path, id_column="id", time_column="time", feature_columns=None):
-    """Like read_sequences, as a checked RawData (NaN = missing) with times, names and the reader's notes."""
+def read_data(path, id_column="id", time_column="time", feature_columns=None, extra=None):
+    """Like read_sequences, as a checked RawData (NaN = missing) with times, names and the reader's notes.
+    extra: attribute and categorical columns to read too (gan_sru.data.columns.wanted_columns), tables only."""
     files = data_files(path)
-    parts = [read_file(f, id_column, time_column, feature_columns) for f in files]
+    parts = [read_file(f, id_column, time_column, feature_columns, extra) for f in files]
     raw = parts[0] if len(parts) == 1 else merge(parts, str(path))
     raw.info["files"] = files
     return raw.check(str(path))
@@ -76,7 +77,7 @@ def data_files(path):
     return [path]
 
 
-def read_file(path, id_column="id", time_column="time", feature_columns=None):
+def read_file(path, id_column="id", time_column="time", feature_columns=None, extra=None):
     """One data file -> RawData (unchecked)."""
     suffix = suffix_of(path)
     if suffix not in SUFFIXES:
@@ -86,20 +87,23 @@ def read_file(path, id_column="id", time_column="time", feature_columns=None):
     if os.path.isdir(path):
         raise DataError(f"{path}: is a folder; expected a data file")
     if suffix in (".csv", ".csv.gz"):
-        return read_csv(path, id_column, time_column, feature_columns)
+        return read_csv(path, id_column, time_column, feature_columns, extra)
     if suffix == ".parquet":
-        return read_parquet(path, id_column, time_column, feature_columns)
+        return read_parquet(path, id_column, time_column, feature_columns, extra)
+    if extra:
+        raise DataError(f"{path}: data.attributes and data.categorical name columns of a table (.csv, .parquet, a "
+                        f"DataFrame); {suffix} files have none")
     from .arrays import read_npy, read_npz
 
     return read_npy(path) if suffix == ".npy" else read_npz(path)
 
 
-def read_frame(df, id_column="id", time_column="time", feature_columns=None, name="DataFrame"):
+def read_frame(df, id_column="id", time_column="time", feature_columns=None, name="DataFrame", extra=None):
     """An in-memory pandas DataFrame (one row per time step) -> checked RawData; rows are named 'row N'
     (N = position, from 0)."""
     from .tables import frame_sequences
 
-    return frame_sequences(df, name, id_column, time_column, feature_columns, RowNames("row")).check(name)
+    return frame_sequences(df, name, id_column, time_column, feature_columns, RowNames("row"), extra).check(name)
 
 
 # ---------------------------------------------------------------- CSV
@@ -160,7 +164,7 @@ def _first_bad_width(path, width):
     return None
 
 
-def read_csv(path, id_column="id", time_column="time", feature_columns=None):
+def read_csv(path, id_column="id", time_column="time", feature_columns=None, extra=None):
     """A .csv or .csv.gz table -> RawData, read by pyarrow (multithreaded; exact float parsing)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -183,7 +187,8 @@ def read_csv(path, id_column="id", time_column="time", feature_columns=None):
         raise DataError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except (pa.ArrowException, OSError, EOFError, zlib.error, ValueError) as e:
         raise DataError(f"{path}: cannot read CSV file ({type(e).__name__}: {e})") from None
-    return frame_sequences(df, path, id_column, time_column, feature_columns, _csv_rownames(path, header_line))
+    return frame_sequences(df, path, id_column, time_column, feature_columns, _csv_rownames(path, header_line),
+                           extra)
 
 
 def _arrow_csv_message(path, message, header):
@@ -204,7 +209,7 @@ def _arrow_csv_message(path, message, header):
 
 # ---------------------------------------------------------------- Parquet
 
-def read_parquet(path, id_column="id", time_column="time", feature_columns=None):
+def read_parquet(path, id_column="id", time_column="time", feature_columns=None, extra=None):
     """A .parquet table -> RawData; rows are named 'row N' (from 0)."""
     import pandas as pd
     import pyarrow as pa
@@ -221,4 +226,4 @@ def read_parquet(path, id_column="id", time_column="time", feature_columns=None)
         df = pd.read_parquet(path, engine="pyarrow")
     except (pa.ArrowException, OSError, ValueError, TypeError, KeyError) as e:
         raise DataError(f"{path}: cannot read Parquet file ({type(e).__name__}: {e})") from None
-    return frame_sequences(df, path, id_column, time_column, feature_columns, RowNames("row"))
+    return frame_sequences(df, path, id_column, time_column, feature_columns, RowNames("row"), extra)

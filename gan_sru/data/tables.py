@@ -24,17 +24,20 @@ def as_table(df):
     return df.reset_index(drop=True)
 
 
-def frame_sequences(df, file, id_column, time_column, feature_columns, rownames):
+def frame_sequences(df, file, id_column, time_column, feature_columns, rownames, extra=None):
     """DataFrame -> RawData (float64 arrays with NaN for missing values). rownames: a raw.RowNames.
 
     id_column / time_column: a column name, or None for none; the defaults 'id' / 'time' are used only
     where the table has them. feature_columns: names, or None for every other column. Raises DataError
-    naming the file, the row (line) and column of the first offending cell and its value."""
+    naming the file, the row (line) and column of the first offending cell and its value.
+    extra: attribute and categorical columns to read beside the features (gan_sru.data.columns)."""
+    from .columns import check_present, extra_names, read_extra
+
     df = as_table(df)
     names = [str(c).strip() for c in df.columns]
     header = f"{file}: {rownames.header}"
     notes = []
-    used = [c for c in (id_column, time_column, *(feature_columns or [])) if c is not None]
+    used = [c for c in (id_column, time_column, *(feature_columns or []), *extra_names(extra)) if c is not None]
     for name in used:
         if names.count(name) > 1:
             raise DataError(f"{header}: column {name!r} appears {names.count(name)} times")
@@ -57,7 +60,7 @@ def frame_sequences(df, file, id_column, time_column, feature_columns, rownames)
         if "" in names:
             raise DataError(f"{header}: column {names.index('') + 1} has no name (a saved index? write the table "
                             f"without it, or list data.csv_feature_columns)")
-        features = [n for n in names if n not in (id_col, time_col)]
+        features = [n for n in names if n not in (id_col, time_col, *extra_names(extra))]
         for name in features:
             if features.count(name) > 1:
                 raise DataError(f"{header}: column {name!r} appears {features.count(name)} times")
@@ -79,9 +82,11 @@ def frame_sequences(df, file, id_column, time_column, feature_columns, rownames)
                 raise DataError(f"{header}: missing column {name!r} (data.csv_feature_columns); found columns "
                                 f"{names}")
         features = list(feature_columns)
+    check_present(extra, names, header, feature_columns)
     if time_col is None:
         notes.append("no time column: row order is time order")
-    column = {n: df.iloc[:, names.index(n)] for n in (id_col, time_col, *features) if n is not None}
+    column = {n: df.iloc[:, names.index(n)] for n in (id_col, time_col, *features, *extra_names(extra))
+              if n is not None}
     rows = len(df)
     info = {"layout": "long" if id_col is not None else "wide", "id_column": id_col, "time_column": time_col,
             "time_kind": None, "feature_columns": features, "notes": notes, "rows": rows}
@@ -122,7 +127,9 @@ def frame_sequences(df, file, id_column, time_column, feature_columns, rownames)
               for r in row_lists]
     time_lists = None if time_col is None else np.split(seconds[order], bounds)
     info["time_kind"] = kind
-    return RawData(arrays, places, time_lists, features, info)
+    extras = None if extra is None else read_extra(column, extra, file, order, bounds,
+                                                   [p.seq_id for p in places], where)
+    return RawData(arrays, places, time_lists, features, info, extras)
 
 
 def _all_dates(col):

@@ -11,13 +11,18 @@ from gan_sru.files import atomic_write
 from .readers import SUFFIXES, suffix_of
 
 
-def save_sequences(sequences, path, feature_names=None, ids=None):
+def save_sequences(sequences, path, feature_names=None, ids=None, columns=None):
     """Write (L_i, C) sequences to .npy, .npz or a long-format table (atomically) in a form read_sequences reads.
 
     .npy: (N, L, C) when all lengths are equal, else a 1-D object array. .npz: 'data' (N, L_max, C)
     zero-padded plus 'lengths' (N,). .csv, .csv.gz, .parquet: columns id, time, feature_names (default
     f0, f1, ...), one row per step.
+    columns: {name: list of N (L_i,) arrays} more per-step columns (a conditional run's category labels, and
+    its attributes repeated on every step): after the features in a table (so data.categorical /
+    data.attributes read them back), and in .npz as name (N, L_max) arrays (text as a Unicode array, no pickle).
+    .npy holds numbers only: no extra columns.
     """
+    columns = columns or {}
     path = str(path)
     suffix = suffix_of(path)
     if suffix not in SUFFIXES:
@@ -37,31 +42,42 @@ def save_sequences(sequences, path, feature_names=None, ids=None):
                             dtype=np.result_type(*sequences))
             for i, s in enumerate(sequences):
                 data[i, :len(s)] = s
-            np.savez(f, data=data, lengths=lengths)
+            np.savez(f, data=data, lengths=lengths, **{k: _padded(v, lengths) for k, v in columns.items()})
         elif suffix == ".parquet":
-            _long_frame(sequences, feature_names, ids).to_parquet(f, index=False)
+            _long_frame(sequences, feature_names, ids, columns).to_parquet(f, index=False)
         elif suffix == ".csv.gz":
-            f.write(gzip.compress(_csv_text(sequences, feature_names, ids).encode("utf-8"), mtime=0))
+            f.write(gzip.compress(_csv_text(sequences, feature_names, ids, columns).encode("utf-8"), mtime=0))
         else:
-            f.write(_csv_text(sequences, feature_names, ids).encode("utf-8"))
+            f.write(_csv_text(sequences, feature_names, ids, columns).encode("utf-8"))
 
     atomic_write(path, write)
 
 
-def _csv_text(sequences, feature_names, ids):
+def _padded(per_sequence, lengths):
+    """list of N (L_i,) arrays -> (N, L_max) array of their common type, padded with its zero / empty text."""
+    flat = np.asarray(np.concatenate([np.asarray(v, dtype=object) for v in per_sequence]).tolist())
+    out = np.zeros((len(lengths), int(lengths.max())), dtype=flat.dtype)
+    for i, v in enumerate(per_sequence):
+        out[i, :len(v)] = np.asarray(np.asarray(v, dtype=object).tolist(), dtype=flat.dtype)
+    return out
+
+
+def _csv_text(sequences, feature_names, ids, columns=None):
     num_features = sequences[0].shape[1]
     feature_names = feature_names or [f"f{k}" for k in range(num_features)]
     ids = ids if ids is not None else range(len(sequences))
+    columns = columns or {}
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["id", "time", *feature_names])
-    for seq_id, s in zip(ids, sequences):
+    writer.writerow(["id", "time", *feature_names, *columns])
+    for i, (seq_id, s) in enumerate(zip(ids, sequences)):
         for t, step in enumerate(s):
-            writer.writerow([seq_id, t, *(str(v) for v in step)])  # numpy's str: shortest exact repr
+            # numpy's str: shortest exact repr
+            writer.writerow([seq_id, t, *(str(v) for v in step), *(str(c[i][t]) for c in columns.values())])
     return out.getvalue()
 
 
-def _long_frame(sequences, feature_names, ids):
+def _long_frame(sequences, feature_names, ids, columns=None):
     import pandas as pd
 
     num_features = sequences[0].shape[1]
@@ -71,4 +87,6 @@ def _long_frame(sequences, feature_names, ids):
              "time": np.concatenate([np.arange(len(s)) for s in sequences])}
     values = np.concatenate(sequences)
     frame.update({name: values[:, k] for k, name in enumerate(names)})
+    for name, per_sequence in (columns or {}).items():
+        frame[name] = np.asarray(np.concatenate([np.asarray(v, dtype=object) for v in per_sequence]).tolist())
     return pd.DataFrame(frame)

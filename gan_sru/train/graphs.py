@@ -22,10 +22,12 @@ class StepGraph:
     scopes "G" and "D" and are shared by every bucket's graph.
     """
 
-    def __init__(self, cfg, length, batch_size, num_features, max_len, strategy):
+    def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
-        self.noise, self.mask, self.fake = generator_graph(gcfg, length, batch_size, num_features, max_len)
+        gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
+        self.noise, self.mask, self.fake = gen.noise, gen.mask, gen.fake
+        self.attrs, self.tau = gen.attrs, gen.tau  # conditional runs (gan_sru/conditioning.py), else None
         self.real = nn.Variable((length, batch_size, num_features))
         self.fake.persistent = True
         if strategy == "detached":
@@ -38,13 +40,21 @@ class StepGraph:
             fake_d = self.fake_g = self.fake
         else:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
-        d_real = discriminator(dcfg, self.real, self.mask)
-        d_fake = discriminator(dcfg, fake_d, self.mask)
-        d_gen = discriminator(dcfg, self.fake_g, self.mask)
+        # the fake batch is made for the real batch's attributes: D judges (sequence, attributes) pairs
+        d_real = discriminator(dcfg, self.real, self.mask, attrs=self.attrs)
+        d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs)
+        d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
         if cfg["train"]["moment_loss"] > 0:
             self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask)
+        weight = cfg["train"]["attribute_loss_weight"]
+        if self.attrs is not None and weight > 0:  # the auxiliary attribute classifier (gan_sru/conditioning.py)
+            from gan_sru.conditioning import attribute_loss
+
+            width = dcfg["hidden_size"]
+            self.d_loss = self.d_loss + weight * attribute_loss(self.real, self.mask, self.attrs, cond, width)
+            self.g_loss = self.g_loss + weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width)
         self.d_loss.persistent = self.g_loss.persistent = True
 
     def feed(self, batch, noise):
@@ -52,6 +62,8 @@ class StepGraph:
         self.mask.d = batch.mask
         for k, v in noise.items():
             self.noise[k].d = v
+        if self.attrs is not None:
+            self.attrs.d = batch.attrs
 
 
 def generator_params():

@@ -1,5 +1,6 @@
 """The training loop: data, run folder, checkpoints, monitors, pictures, progress."""
 import functools
+import json
 import math
 import os
 import signal
@@ -83,6 +84,11 @@ class Trainer:
         if root:  # after the restore: a refused resume leaves the run's config as it was
             dump_config(cfg, run.config_path, comment=distributed.world_size_comment(self.comm))
             write_summary(run.path, summary)
+            if self._conditioning():  # the category lists, for people and tools (checkpoints hold them too)
+                from gan_sru.files import atomic_write_text
+
+                atomic_write_text(os.path.join(run.path, "conditioning.json"),
+                                  json.dumps(self._conditioning()["conditioning"], indent=2) + "\n")
 
     def _changed_keys(self):
         """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
@@ -99,7 +105,13 @@ class Trainer:
     def meta(self, step):
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
                 "num_features": self.train_set.num_features,
-                "config": self.cfg, "world_size": self.comm.size, "format": 1}
+                "config": self.cfg, "world_size": self.comm.size, "format": 1,
+                **self._conditioning()}
+
+    def _conditioning(self):
+        """A conditional run's encoding (category lists, attribute ranges), so samples decode to the labels."""
+        enc = getattr(self.train_set, "encoding", None)
+        return {} if enc is None else {"conditioning": enc.to_dict()}
 
     def save(self, step):
         """A checkpoint of `step` (rank 0 writes it; an error there stops every rank)."""
@@ -238,9 +250,12 @@ class Trainer:
         from gan_sru.sampling import Sampler
 
         if self.sampler is None:
-            self.sampler = Sampler(self.cfg["model"]["generator"], self.train_set.num_features, self.steps.max_len)
+            self.sampler = Sampler(self.cfg["model"]["generator"], self.train_set.num_features, self.steps.max_len,
+                                   cond=self.steps.cond)
+        attrs = None if self.train_set.attributes is None else \
+            self.train_set.attributes[np.arange(16) % len(self.train_set)]  # the real sequences' attributes
         with self.steps.ema_weights():
-            fake = self.sampler.sample(self.spec.boundaries[-1], 16, seed=12345)
+            fake = self.sampler.sample(self.spec.boundaries[-1], 16, seed=12345, attrs=attrs)
         real = [self.train_set.sequences[i] for i in range(min(16, len(self.train_set)))]
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
 

@@ -10,6 +10,7 @@ import numpy as np
 from gan_sru import GanSruError
 from gan_sru.data import sample_batch
 from gan_sru.networks import noise_shapes, sample_noise
+from gan_sru.ops.gumbel import tau_at
 from gan_sru.sizes import apply_size_rules
 
 from . import distributed, replicas
@@ -68,6 +69,7 @@ class GanSteps:
         # the trainer's "stop" flag; it travels with the G gradients, so every rank stops after the same step
         self.stop_requested, self.any_stop = (lambda: False), False
         self.num_features = train_set.num_features
+        self.cond = getattr(train_set, "encoding", None)  # attributes / categorical features, or None
         self.max_len = int(spec.boundaries[-1])
         self.graphs = {}
         self.graph_builds = 0
@@ -88,7 +90,7 @@ class GanSteps:
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
-                                            self.strategy)
+                                            self.strategy, cond=self.cond)
             self.graph_builds += 1
         return self.graphs[length]
 
@@ -98,9 +100,9 @@ class GanSteps:
         index = step * self.tcfg["n_critic"] + k
         batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, index, shard=(rank, self.comm.size))
         rng = np.random.default_rng([seed, index, _NOISE_STREAM])
-        noise = sample_noise(gcfg, batch.x.shape[0], self.batch_size, rng)
+        noise = sample_noise(gcfg, batch.x.shape[0], self.batch_size, rng, self.cond)
         if self.comm.size > 1:  # the global batch's noise, drawn alike on every rank; this rank's slice of it
-            noise = distributed.shard_arrays(noise, noise_shapes(gcfg, batch.x.shape[0], self.local_batch),
+            noise = distributed.shard_arrays(noise, noise_shapes(gcfg, batch.x.shape[0], self.local_batch, self.cond),
                                              rank)
         return batch, noise
 
@@ -116,6 +118,8 @@ class GanSteps:
             batch, noise = self.inputs(step, k)
             g = self.graph_for(batch.x.shape[0])
             g.feed(batch, noise)
+            if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
+                g.tau.d = tau_at(step, self.tcfg["steps"], self.tcfg["gumbel_tau_start"], self.tcfg["gumbel_tau_end"])
             if self.strategy != "linked":
                 with obs.phase("g_forward"):
                     # G runs once; its backward buffers are kept
