@@ -5,28 +5,29 @@ Cell (nnabla's ``PF.gru`` form, reset gate applied to ``W_hn h + b_hn``), h_0 = 
     n = tanh(x W_in + b_in + r * (h W_hn + b_hn))  h' = (1 - z) * n + z * h
 Parameters (gates in the order r, z, n along the last axis): ``W_i`` (D, 3H), ``b_i`` (3H,), ``W_h``
 (H, 3H), ``b_h`` (3H,), all uniform +-1/sqrt(H); the head ``W_o`` (H, 1) glorot-uniform (nnabla's
-``PF.affine`` default) and ``b_o`` (1,) zero. Layout: batch-major, x ``(B, L, D)``.
+``PF.affine`` default) and ``b_o`` (1,) zero. Inputs batch-major, x ``(B, L, D)``; inside, arrays are
+(feature, time, batch) so that every per-step loop runs over the batch, contiguous.
 
 Heads: ``"last"`` reads the state at each sequence's last valid step, one logit per sequence, sigmoid
 cross-entropy (the discriminative score); ``"steps"`` puts sigmoid(h_t W_o + b_o) at every step, L1 loss
-over the valid steps (the predictive score).
+over the valid steps (the predictive score). Past its length a sequence's state is held (not updated),
+so the final state is its last valid one and no gradient reaches the padding.
 
 Why not nnabla: the cell unrolled as nnabla ops (hidden 14) spent its time in per-op overhead, 56-70 s
 per discriminative repeat of TimeGAN's 2000 iterations at 24 steps on 2 cores, 10x that at 256 steps.
-Here one numba kernel walks time forward and one backward, a sequence per iteration of a ``prange``
-loop (rows are independent, so each stops at its own length), with the input projection and the weight
-gradients fused in: for these tall, thin products (B*L x D times D x 3H) OpenBLAS was no faster and its
-threads fought numba's. float32 for the scores, with the SRU kernels' rational tanh (vectorisable,
-max relative error 3.4e-7); the kernels also compile for float64 with libm's functions (the
-finite-difference tests).
+Here the input projection and the weight gradients are one BLAS product each over all steps, and one
+numba kernel walks time forward (one BLAS product (3H, H) x (H, B) a step, then the gates in loops over
+the batch that LLVM vectorises), one backward. A first version with a sequence per ``prange`` iteration
+and the products written as loops was 3x slower: its short unit loops (3H = 42) vectorise poorly.
+float32 for the scores, with the SRU kernels' rational tanh (vectorisable, max relative error 3.4e-7);
+the kernels also compile for float64 with libm's functions (the finite-difference tests).
 """
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-# The SRU's kernels' activations: a vectorisable rational tanh for float32, libm's for float64. Importing
-# that module also picks numba's workqueue threading layer (OpenMP's spinning workers fight OpenBLAS's).
+# The SRU's kernels' activations: a vectorisable rational tanh for float32, libm's for float64.
 from gan_sru.ops.sru.cpu import _sigmoid as _sigmoid_jit
 from gan_sru.ops.sru.cpu import _tanh as _tanh_jit
 
@@ -34,90 +35,62 @@ HEADS = ("last", "steps")
 _ONE, _ZERO = np.float32(1.0), np.float32(0.0)  # an int 1 or 0 would promote float32 arithmetic to float64
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
-def _forward_kernel(x, lengths, w_i, b_i, w_h, b_h, hs, gates):
-    """States of every valid step, one sequence per prange iteration. x (B, L, D), lengths (B,).
-    Writes hs (B, L, H) (0 from each row's length on) and gates (B, L, 4, H) = (r, z, n, h W_hn + b_hn)
-    for the backward pass. The products are unit loops over contiguous rows (LLVM vectorises them)."""
-    B, L, D = x.shape
-    H3 = w_h.shape[1]
+@njit(cache=True, error_model="numpy")
+def _forward_kernel(xi, lengths, w_ht, b_h, hs, gates):
+    """The recurrence over time. xi (3H, L, B): x W_i + b_i of every step; lengths (B,); w_ht (3H, H) = W_h^T.
+    Writes hs (H, L + 1, B): hs[:, 0] = h_0 = 0, hs[:, t + 1] the state after step t, which stays at its
+    last valid value past each length; gates (4H, L, B) = (r, z, n, h W_hn + b_hn) for the backward pass.
+    Per step: one BLAS product (3H, H) x (H, B), then unit loops over the batch (contiguous, vectorised)."""
+    H3, L, B = xi.shape
     H = H3 // 3
-    for b in prange(B):
-        h = np.zeros(H, x.dtype)
-        pre = np.empty(H3, x.dtype)
-        hh = np.empty(H3, x.dtype)
-        for t in range(L):
-            if t >= lengths[b]:
-                hs[b, t] = 0
-                continue
-            xrow = x[b, t]
-            pre[:] = b_i
-            for d in range(D):
-                xd = xrow[d]
-                for j in range(H3):
-                    pre[j] += xd * w_i[d, j]
-            hh[:] = b_h
-            for k in range(H):
-                hk = h[k]
-                for j in range(H3):
-                    hh[j] += hk * w_h[k, j]
-            gr, gz, gn, ghn, hrow = gates[b, t, 0], gates[b, t, 1], gates[b, t, 2], gates[b, t, 3], hs[b, t]
-            for j in range(H):
-                r = _sigmoid_jit(pre[j] + hh[j])
-                z = _sigmoid_jit(pre[H + j] + hh[H + j])
-                n = _tanh_jit(pre[2 * H + j] + r * hh[2 * H + j])
-                gr[j], gz[j], gn[j], ghn[j] = r, z, n, hh[2 * H + j]
-                hrow[j] = (_ONE - z) * n + z * h[j]
-            h[:] = hrow
+    h = np.zeros((H, B), xi.dtype)
+    hh = np.empty((H3, B), xi.dtype)
+    hs[:, 0] = 0
+    for t in range(L):
+        np.dot(w_ht, h, hh)
+        for j in range(H):
+            xr, xz, xn, hr, hz, hn, hp = xi[j, t], xi[H + j, t], xi[2 * H + j, t], hh[j], hh[H + j], hh[2 * H + j], h[j]
+            gr, gz, gn, ghn, out = gates[j, t], gates[H + j, t], gates[2 * H + j, t], gates[3 * H + j, t], hs[j, t + 1]
+            br, bz, bn = b_h[j], b_h[H + j], b_h[2 * H + j]
+            for b in range(B):
+                r = _sigmoid_jit(xr[b] + hr[b] + br)
+                z = _sigmoid_jit(xz[b] + hz[b] + bz)
+                un = hn[b] + bn
+                n = _tanh_jit(xn[b] + r * un)
+                gr[b], gz[b], gn[b], ghn[b] = r, z, n, un
+                out[b] = (_ONE - z) * n + z * hp[b] if t < lengths[b] else hp[b]
+        h[:] = hs[:, t + 1]
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
-def _backward_kernel(x, dh_out, lengths, w_ht, hs, gates, g_wi, g_bi, g_wh, g_bh):
-    """Back through time, one sequence per prange iteration. dh_out (B, L, H): the loss's gradient in
-    each state; w_ht (3H, H) = W_h^T. Writes each row's share of the parameter gradients: g_wi (B, D, 3H),
-    g_bi (B, 3H), g_wh (B, H, 3H), g_bh (B, 3H) (summed over rows by the caller)."""
-    B, L, D = x.shape
-    H = hs.shape[2]
-    H3 = 3 * H
-    for b in prange(B):
-        dh = np.zeros(H, x.dtype)
-        dpre = np.empty(H3, x.dtype)  # gradient in x W_i + b_i
-        dhh = np.empty(H3, x.dtype)  # gradient in h W_h + b_h: dpre with r * dn_pre in the n part
-        gwi, gbi, gwh, gbh = g_wi[b], g_bi[b], g_wh[b], g_bh[b]
-        gwi[:] = 0
-        gbi[:] = 0
-        gwh[:] = 0
-        gbh[:] = 0
-        for t in range(min(lengths[b], L) - 1, -1, -1):
-            gr, gz, gn, ghn, dout = gates[b, t, 0], gates[b, t, 1], gates[b, t, 2], gates[b, t, 3], dh_out[b, t]
-            for j in range(H):
-                g = dh[j] + dout[j]
-                r, z, n = gr[j], gz[j], gn[j]
-                hp = hs[b, t - 1, j] if t > 0 else _ZERO
-                dn = g * (_ONE - z) * (_ONE - n * n)
-                dr = dn * ghn[j] * r * (_ONE - r)
-                dz = g * (hp - n) * z * (_ONE - z)
-                dpre[j], dpre[H + j], dpre[2 * H + j] = dr, dz, dn
-                dhh[j], dhh[H + j], dhh[2 * H + j] = dr, dz, dn * r
-                dh[j] = g * z
-            for j in range(H3):
-                gbi[j] += dpre[j]
-                gbh[j] += dhh[j]
-            xrow = x[b, t]
-            for d in range(D):
-                xd = xrow[d]
-                for j in range(H3):
-                    gwi[d, j] += xd * dpre[j]
-            if t > 0:
-                hprev = hs[b, t - 1]
-                for k in range(H):
-                    hk = hprev[k]
-                    for j in range(H3):
-                        gwh[k, j] += hk * dhh[j]
-            for i in range(H3):
-                di = dhh[i]
-                for k in range(H):
-                    dh[k] += di * w_ht[i, k]
+@njit(cache=True, error_model="numpy")
+def _backward_kernel(dh_out, lengths, w_h, hs, gates, dpre, dhh):
+    """Back through time. dh_out (H, L, B): the loss's gradient in hs[:, 1:]; w_h (H, 3H). Writes dpre
+    (3H, L, B), the gradient in x W_i + b_i, and dhh (3H, L, B), in h W_h + b_h (they differ in the n part:
+    r * dn_pre); both 0 past each length, where the gradient in the state passes through unchanged."""
+    H3, L, B = dpre.shape
+    H = H3 // 3
+    dh = np.zeros((H, B), dpre.dtype)
+    dprev = np.empty((H, B), dpre.dtype)
+    dstep = np.empty((H3, B), dpre.dtype)
+    for t in range(L - 1, -1, -1):
+        for j in range(H):
+            r, z, n, hn, hp = gates[j, t], gates[H + j, t], gates[2 * H + j, t], gates[3 * H + j, t], hs[j, t]
+            dho, dhj, dp = dh_out[j, t], dh[j], dprev[j]
+            pr, pz, pn, sn = dstep[j], dstep[H + j], dstep[2 * H + j], dhh[2 * H + j, t]
+            for b in range(B):
+                g = dhj[b] + dho[b]
+                valid = t < lengths[b]
+                dn = g * (_ONE - z[b]) * (_ONE - n[b] * n[b]) if valid else _ZERO
+                pr[b] = dn * hn[b] * r[b] * (_ONE - r[b])
+                pz[b] = g * (hp[b] - n[b]) * z[b] * (_ONE - z[b]) if valid else _ZERO
+                pn[b] = dn
+                sn[b] = dn * r[b]
+                dp[b] = g * z[b] if valid else g
+        dpre[:, t] = dstep
+        dhh[:2 * H, t] = dstep[:2 * H]
+        dstep[2 * H:] = dhh[2 * H:, t]
+        np.dot(w_h, dstep, dh)
+        dh += dprev
 
 
 def _sigmoid_np(a):
@@ -150,32 +123,34 @@ class GRUModel:
                            b_h=uniform((3 * H,), s), W_o=uniform((H, 1), so), b_o=np.zeros(1, self.dtype))
 
     def _states(self, x, lengths):
+        """x (B, L, D) -> (x as (D, L, B), lengths clipped to L, hs (H, L + 1, B), gates (4H, L, B))."""
         p = self.params
-        B, L, _ = x.shape
+        B, L, D = x.shape
         H = p["W_h"].shape[0]
-        x = np.ascontiguousarray(x, self.dtype)
+        xt = np.ascontiguousarray(np.asarray(x, self.dtype).transpose(2, 1, 0))  # (D, L, B)
         lengths = np.minimum(np.asarray(lengths, np.int64), L)
-        hs = np.empty((B, L, H), self.dtype)
-        gates = np.empty((B, L, 4, H), self.dtype)
-        _forward_kernel(x, lengths, p["W_i"], p["b_i"], p["W_h"], p["b_h"], hs, gates)
-        return x, lengths, hs, gates
+        xi = (p["W_i"].T @ xt.reshape(D, L * B)).reshape(3 * H, L, B) + p["b_i"][:, None, None]
+        hs = np.empty((H, L + 1, B), self.dtype)
+        gates = np.empty((4 * H, L, B), self.dtype)
+        _forward_kernel(xi, lengths, np.ascontiguousarray(p["W_h"].T), p["b_h"], hs, gates)
+        return xt, lengths, hs, gates
 
-    def _outputs(self, hs, lengths):
-        """The head's pre-activations: (B,) at the last valid steps, or (B, L) at every step."""
+    def _outputs(self, hs):
+        """The head's pre-activations: (B,) of the last valid states, or (L, B) at every step."""
         p = self.params
         if self.head == "last":
-            last = hs[np.arange(len(hs)), np.maximum(lengths - 1, 0)]
-            return (last @ p["W_o"])[:, 0] + p["b_o"][0], last
-        return (hs @ p["W_o"])[..., 0] + p["b_o"][0], hs
+            return p["W_o"][:, 0] @ hs[:, -1] + p["b_o"][0]
+        H, L1, B = hs.shape
+        return (p["W_o"][:, 0] @ hs[:, 1:].reshape(H, (L1 - 1) * B)).reshape(L1 - 1, B) + p["b_o"][0]
 
     def predict(self, x, lengths, chunk=512):
-        """Logits (B,) for ``"last"``, sigmoid outputs (B, L) for ``"steps"`` (0.5 past each length);
-        ``chunk`` sequences at a time (the backward pass's gate buffer is (chunk, L, 4H))."""
+        """Logits (B,) for ``"last"``, sigmoid outputs (B, L) for ``"steps"`` (undefined past each length);
+        ``chunk`` sequences at a time (the gate buffer is (4H, L, chunk))."""
         out = []
         for i in range(0, len(x), chunk):
-            _, lc, hs, _ = self._states(x[i:i + chunk], lengths[i:i + chunk])
-            a, _ = self._outputs(hs, lc)
-            out.append(a if self.head == "last" else _sigmoid_np(a))
+            _, _, hs, _ = self._states(x[i:i + chunk], lengths[i:i + chunk])
+            a = self._outputs(hs)
+            out.append(a if self.head == "last" else _sigmoid_np(a).T)
         return np.concatenate(out)
 
     def loss_and_grads(self, x, lengths, y):
@@ -192,31 +167,33 @@ class GRUModel:
             (loss as float, dict of gradients with the shapes of ``params``).
         """
         p = self.params
-        x, lengths, hs, gates = self._states(x, lengths)
-        B, L, D = x.shape
-        H = hs.shape[2]
-        a, feat = self._outputs(hs, lengths)
+        xt, lengths, hs, gates = self._states(x, lengths)
+        D, L, B = xt.shape
+        H = hs.shape[0]
+        a = self._outputs(hs)
         y = np.asarray(y, self.dtype)
+        dh_out = np.zeros((H, L, B), self.dtype)
         if self.head == "last":
             loss = np.mean(np.maximum(a, 0) - a * y + np.log1p(np.exp(-np.abs(a))))
-            da = (_sigmoid_np(a) - y) / B  # (B,)
-            dh_out = np.zeros_like(hs)
-            dh_out[np.arange(B), np.maximum(lengths - 1, 0)] = da[:, None] * p["W_o"][:, 0]
-            dW_o = feat.T @ da[:, None]
+            da = ((_sigmoid_np(a) - y) / B).astype(self.dtype)  # (B,)
+            dh_out[:, -1] = p["W_o"] * da  # the final state is each sequence's last valid one
+            dW_o = hs[:, -1] @ da[:, None]
         else:
-            mask = (np.arange(L)[None, :] < lengths[:, None]).astype(self.dtype)
+            mask = (np.arange(L)[:, None] < lengths[None, :]).astype(self.dtype)  # (L, B)
             out = _sigmoid_np(a)
             denom = max(float(mask.sum()), 1.0)
-            loss = np.sum(np.abs(out - y) * mask) / denom
-            da = (np.sign(out - y) * mask / denom * out * (1 - out)).astype(self.dtype)  # (B, L)
-            dh_out = da[..., None] * p["W_o"][:, 0]
-            dW_o = feat.reshape(B * L, H).T @ da.reshape(B * L, 1)
-        g = dict(W_i=np.empty((B, D, 3 * H), self.dtype), b_i=np.empty((B, 3 * H), self.dtype),
-                 W_h=np.empty((B, H, 3 * H), self.dtype), b_h=np.empty((B, 3 * H), self.dtype))
-        _backward_kernel(x, np.ascontiguousarray(dh_out, self.dtype), lengths, np.ascontiguousarray(p["W_h"].T),
-                         hs, gates, g["W_i"], g["b_i"], g["W_h"], g["b_h"])
-        grads = {k: v.sum(axis=0) for k, v in g.items()}
-        grads.update(W_o=dW_o.astype(self.dtype), b_o=np.array([da.sum()], self.dtype))
+            loss = np.sum(np.abs(out - y.T) * mask) / denom
+            da = (np.sign(out - y.T) * mask / denom * out * (1 - out)).astype(self.dtype)  # (L, B)
+            dh_out[:] = p["W_o"][:, :, None] * da
+            dW_o = hs[:, 1:].reshape(H, L * B) @ da.reshape(L * B, 1)
+        dpre = np.empty((3 * H, L, B), self.dtype)
+        dhh = np.empty((3 * H, L, B), self.dtype)
+        _backward_kernel(dh_out, lengths, p["W_h"], hs, gates, dpre, dhh)
+        dpre2, dhh2 = dpre.reshape(3 * H, L * B), dhh.reshape(3 * H, L * B)
+        # The state before step t is hs[:, t], so W_h's gradient pairs hs[:, :L] with dhh.
+        grads = dict(W_i=xt.reshape(D, L * B) @ dpre2.T, b_i=dpre2.sum(axis=1),
+                     W_h=np.ascontiguousarray(hs[:, :L]).reshape(H, L * B) @ dhh2.T, b_h=dhh2.sum(axis=1),
+                     W_o=dW_o.astype(self.dtype), b_o=np.array([da.sum()], self.dtype))
         return float(loss), grads
 
 

@@ -42,8 +42,12 @@ def test_forward_matches_the_unrolled_nnabla_gru_for_both_heads():
         model = GRUModel(D, H, head, np.random.RandomState(1))
         p = model.params
         _, _, hs, _ = model._states(x, lengths)
+        assert hs.shape == (H, L + 1, B) and np.all(hs[:, 0] == 0)
+        hs = hs[:, 1:].transpose(2, 1, 0)  # (B, L, H)
         valid = np.arange(L)[None, :] < lengths[:, None]
-        assert np.abs(hs - ref)[valid].max() < 1e-5 and np.all(hs[~valid] == 0)
+        assert np.abs(hs - ref)[valid].max() < 1e-5
+        for i, n in enumerate(lengths):  # past its length a sequence's state stays at its last valid value
+            assert np.all(hs[i, n:] == hs[i, n - 1])
         out = model.predict(x, lengths, chunk=2)  # three chunks
         if head == "last":
             expected = ref[np.arange(B), lengths - 1] @ p["W_o"][:, 0] + p["b_o"][0]
