@@ -4,7 +4,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _pair, _split_80_20
-from .gru import Adam, GRUModel
+from .gru import Adam, GRUModel, one_blas_thread
 
 # Defaults keep discriminative_score(repeats=5) on 1000+1000 sequences of 24x5 well
 # under a minute on 2 CPU cores (TimeGAN itself trains 2000 / 5000 iterations).
@@ -40,7 +40,8 @@ def discriminative_score(real, fake, repeats=5, iterations=DISCRIMINATIVE_ITERAT
     C = xr.shape[2]
     H = hidden_size or _default_hidden(C)
     scores = []
-    with tqdm(total=repeats * iterations, desc="discriminative score", disable=not progress) as bar:
+    with tqdm(total=repeats * iterations, desc="discriminative score", disable=not progress) as bar, \
+            one_blas_thread():
         for rep in range(repeats):
             rng = np.random.RandomState([seed, rep])
             r_train, r_test = _split_80_20(rng, len(xr), "real")

@@ -16,7 +16,7 @@ so the final state is its last valid one and no gradient reaches the padding.
 Why not nnabla: the cell unrolled as nnabla ops (hidden 14) spent its time in per-op overhead, 56-70 s
 per discriminative repeat of TimeGAN's 2000 iterations at 24 steps on 2 cores, 10x that at 256 steps.
 Here the input projection and the weight gradients are one BLAS product each over all steps, and one
-numba kernel walks time forward (one BLAS product (3H, H) x (H, B) a step, then the gates in loops over
+numba kernel walks time forward (the product (3H, H) x (H, B) of each step and the gates in loops over
 the batch that LLVM vectorises), one backward. A first version with a sequence per ``prange`` iteration
 and the products written as loops was 3x slower: its short unit loops (3H = 42) vectorise poorly.
 float32 for the scores, with the SRU kernels' rational tanh (vectorisable, max relative error 3.4e-7);
@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 from numba import njit
+from threadpoolctl import threadpool_limits
 
 # The SRU's kernels' activations: a vectorisable rational tanh for float32, libm's for float64.
 from gan_sru.ops.sru.cpu import _sigmoid as _sigmoid_jit
@@ -36,18 +37,38 @@ _ONE, _ZERO = np.float32(1.0), np.float32(0.0)  # an int 1 or 0 would promote fl
 
 
 @njit(cache=True, error_model="numpy")
+def _matmul_add(w, a, out):
+    """out (M, B) += w (M, K) @ a (K, B), the batch loop innermost: vectorised, and each sum kept in k's
+    order (no fastmath). OpenBLAS, for these (42, 14) x (14, 256) products, went multi-threaded and lost
+    its time waiting on a loaded machine."""
+    M, K = w.shape
+    for i in range(M):
+        o = out[i]
+        for k in range(K):
+            wik, ak = w[i, k], a[k]
+            for b in range(o.shape[0]):
+                o[b] += wik * ak[b]
+
+
+@njit(cache=True, error_model="numpy")
+def _matmul_into(w, a, out):
+    out[:] = 0
+    _matmul_add(w, a, out)
+
+
+@njit(cache=True, error_model="numpy")
 def _forward_kernel(xi, lengths, w_ht, b_h, hs, gates):
     """The recurrence over time. xi (3H, L, B): x W_i + b_i of every step; lengths (B,); w_ht (3H, H) = W_h^T.
     Writes hs (H, L + 1, B): hs[:, 0] = h_0 = 0, hs[:, t + 1] the state after step t, which stays at its
     last valid value past each length; gates (4H, L, B) = (r, z, n, h W_hn + b_hn) for the backward pass.
-    Per step: one BLAS product (3H, H) x (H, B), then unit loops over the batch (contiguous, vectorised)."""
+    Per step: the product (3H, H) x (H, B), then unit loops over the batch (contiguous, vectorised)."""
     H3, L, B = xi.shape
     H = H3 // 3
     h = np.zeros((H, B), xi.dtype)
     hh = np.empty((H3, B), xi.dtype)
     hs[:, 0] = 0
     for t in range(L):
-        np.dot(w_ht, h, hh)
+        _matmul_into(w_ht, h, hh)
         for j in range(H):
             xr, xz, xn, hr, hz, hn, hp = xi[j, t], xi[H + j, t], xi[2 * H + j, t], hh[j], hh[H + j], hh[2 * H + j], h[j]
             gr, gz, gn, ghn, out = gates[j, t], gates[H + j, t], gates[2 * H + j, t], gates[3 * H + j, t], hs[j, t + 1]
@@ -89,8 +110,8 @@ def _backward_kernel(dh_out, lengths, w_h, hs, gates, dpre, dhh):
         dpre[:, t] = dstep
         dhh[:2 * H, t] = dstep[:2 * H]
         dstep[2 * H:] = dhh[2 * H:, t]
-        np.dot(w_h, dstep, dh)
-        dh += dprev
+        dh[:] = dprev
+        _matmul_add(w_h, dstep, dh)
 
 
 def _sigmoid_np(a):
@@ -207,6 +228,12 @@ class GRUModel:
                      W_h=np.ascontiguousarray(hs[:, :L]).reshape(H, L * B) @ dhh2.T, b_h=dhh2.sum(axis=1),
                      W_o=dW_o.astype(self.dtype), b_o=np.array([da.sum()], self.dtype))
         return float(loss), grads
+
+
+def one_blas_thread():
+    """Context manager: host BLAS on one thread. For these thin products (K = D or 3H) a second thread
+    gains little and, on a loaded machine, its waiting cost 30 -> 80 ms CPU a step at 256 x 128 x 28."""
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 class Adam:

@@ -6,7 +6,7 @@ from tqdm import tqdm
 from gan_sru import DataError
 
 from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _pair
-from .gru import Adam, GRUModel
+from .gru import Adam, GRUModel, one_blas_thread
 
 PREDICTIVE_ITERATIONS = 1000
 
@@ -49,11 +49,12 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
     usable = np.flatnonzero(la >= 2)
     model = GRUModel(C - 1, H, "steps", rng)
     solver = Adam(model.params, learning_rate)
-    for _ in tqdm(range(iterations), desc="predictive score", disable=not progress):
-        idx = usable[_batch_index(rng, len(usable), batch_size)]
-        _, grads = model.loss_and_grads(inputs_a[idx], steps_a[idx], target_a[idx])
-        solver.update(grads)
-    pred = model.predict(inputs_b, steps_b, EVAL_BATCH)
+    with one_blas_thread():
+        for _ in tqdm(range(iterations), desc="predictive score", disable=not progress):
+            idx = usable[_batch_index(rng, len(usable), batch_size)]
+            _, grads = model.loss_and_grads(inputs_a[idx], steps_a[idx], target_a[idx])
+            solver.update(grads)
+        pred = model.predict(inputs_b, steps_b, EVAL_BATCH)
     mask = np.arange(L - 1)[None, :] < steps_b[:, None]
     return dict(mae=float(np.sum(np.abs(pred - target_b) * mask, dtype=np.float64) / mask.sum()))
 
