@@ -15,20 +15,14 @@ scale [0, 1].
 - ``protocol_settings``: the learned scores' settings, ``fast`` or TimeGAN's ``paper`` protocol.
 - ``pca_projection``, ``autocorrelation``: numbers behind the evaluation pictures.
 
-The two learned metrics build their nnabla graphs in a private parameter
-dictionary (never the global parameter scope), clear it after use, draw all
-randomness from their own ``numpy.random.RandomState`` and run with auto-forward
-off, restoring the previous setting; the GAN's parameters and the global RNGs are
-never touched. They run on nnabla's current default context. Context-FID's encoder is
-NumPy on host BLAS (an nnabla version was about 8x slower on CPU) and touches no nnabla
-state; its randomness also comes from its own RandomState.
+The two learned metrics train a GRU written in NumPy + numba with hand-written gradients (``gru``:
+``GRUModel``, ``Adam``), draw all randomness from their own ``numpy.random.RandomState`` and touch no
+nnabla state and no global RNG. Context-FID's encoder is NumPy on host BLAS too (an nnabla version was
+about 8x slower on CPU); its randomness also comes from its own RandomState.
 
-The recurrent model is a GRU cell written with plain ``nnabla.functions`` ops and
-unrolled over time, with the same equations as ``nnabla.parametric_functions.gru``
-(reset gate applied to ``U_n h + b_hn``). It is used instead of ``PF.gru`` because
-on CPU it is about twice as fast for these tiny models: one Adam step at L=24, C=5,
-hidden 6, batch 128 took 10.5-11.4 ms of CPU time unrolled, 21-29 ms with ``PF.gru``
-and 22-28 ms with ``PF.lstm`` (2 shared cores).
+The GRU has the equations of ``nnabla.parametric_functions.gru`` (reset gate applied to ``U_n h + b_hn``).
+It used to be nnabla ops unrolled over time; per-op overhead made TimeGAN's 2000 classifier iterations
+take about a minute at 24 steps on 2 cores (see ``gru``'s docstring for the measurements).
 """
 from .common import as_padded, flatten_pair
 from .context_fid import context_fid, context_fids, frechet_distance

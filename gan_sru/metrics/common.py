@@ -1,12 +1,4 @@
-"""Shared pieces of the metrics: sequence sets as padded arrays, the unrolled GRU, private parameter scopes."""
-import math
-from collections import OrderedDict
-from contextlib import contextmanager
-
-import nnabla as nn
-import nnabla.functions as F
-import nnabla.initializer as I
-import nnabla.parametric_functions as PF
+"""Shared pieces of the metrics: sequence sets as padded arrays, batches and splits of the learned scores."""
 import numpy as np
 
 from gan_sru import DataError
@@ -98,44 +90,7 @@ def flatten_pair(a, b, fn="flatten_pair", names=("a", "b")):
     return ra.reshape(len(ra), -1), rb.reshape(len(rb), -1)
 
 
-# ----------------------------------------------------------------------------- recurrent model
-
-def _gru(x, hidden_size, rng):
-    """GRU over a time-major input, unrolled; parameters in the current parameter scope.
-
-    Args:
-        x: nn.Variable ``(L, B, D)``.
-        hidden_size: H.
-        rng: numpy RandomState for the weight initialisers.
-
-    Returns:
-        list of L nn.Variables ``(B, H)``: the state after each step (h_0 = 0).
-    """
-    L, B, _ = x.shape
-    H = hidden_size
-    init = I.UniformInitializer((-1.0 / math.sqrt(H), 1.0 / math.sqrt(H)), rng=rng)
-    # Input projections of all steps at once, one affine per gate, split into L steps (B, H).
-    xr, xz, xn = (_steps(PF.affine(x, H, base_axis=2, w_init=init, b_init=init, name=f"input_{g}"))
-                  for g in "rzn")
-    h = nn.Variable.from_numpy_array(np.zeros((B, H), np.float32), need_grad=False)
-    states = []
-    for t in range(L):
-        hr, hz, hn = F.split(F.reshape(PF.affine(h, 3 * H, w_init=init, b_init=init, name="hidden"), (B, 3, H)), axis=1)
-        r = F.sigmoid(xr[t] + hr)
-        z = F.sigmoid(xz[t] + hz)
-        n = F.tanh(xn[t] + r * hn)
-        # h = (1 - z) * n + z * h. h + (-1) * n rather than h - n: on CPU nnabla's Sub2 (like Mul2)
-        # takes 45 us forward, 90 us backward on (256, 6); MulScalar + Add2 take 12 / 17 us.
-        h = n + z * (h + F.mul_scalar(n, -1.0))
-        states.append(h)
-    return states
-
-
-def _steps(v):
-    """A time-major variable (L, B, H) as a list of L variables (B, H)."""
-    out = F.split(v, axis=0)
-    return list(out) if isinstance(out, (list, tuple)) else [out]
-
+# ----------------------------------------------------------------------------- learned scores (GRU in gru.py)
 
 def _default_hidden(num_features):
     # Twice TimeGAN's C/2, at least 4: with 300 iterations instead of 2000, a width-3 GRU scored
@@ -157,19 +112,3 @@ def _split_80_20(rng, n, what):
     n_train = min(n - 1, max(1, int(round(0.8 * n))))
     return perm[:n_train], perm[n_train:]
 
-
-@contextmanager
-def _private_scope(name):
-    """Parameter scope ``name`` inside a private dictionary, auto-forward off; both undone on exit."""
-    root = OrderedDict()
-    auto = nn.get_auto_forward()
-    nn.set_auto_forward(False)
-    try:
-        with nn.parameter_scope(name, root):
-            try:
-                yield
-            finally:
-                nn.clear_parameters()
-    finally:
-        nn.set_auto_forward(auto)
-        root.clear()

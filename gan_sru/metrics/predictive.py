@@ -1,15 +1,12 @@
 """TimeGAN's predictive score: train on one set, predict the last feature one step ahead on the other; MAE."""
 
-import nnabla as nn
-import nnabla.functions as F
-import nnabla.parametric_functions as PF
-import nnabla.solvers as S
 import numpy as np
 from tqdm import tqdm
 
 from gan_sru import DataError
 
-from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _gru, _pair, _private_scope
+from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _pair
+from .gru import Adam, GRUModel, one_blas_thread
 
 PREDICTIVE_ITERATIONS = 1000
 
@@ -46,49 +43,22 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
             raise DataError(f"predictive_score: {name} has no sequence of length >= 2; expected at least one")
     H = hidden_size or _default_hidden(C)
     rng = np.random.RandomState([seed, 0])
-    inputs_a, target_a, mask_a = _predictive_arrays(xa, la)
-    inputs_b, target_b, mask_b = _predictive_arrays(xb, lb)
+    inputs_a, target_a = _predictive_arrays(xa)
+    inputs_b, target_b = _predictive_arrays(xb)
+    steps_a, steps_b = la - 1, lb - 1  # valid predicted steps of each sequence
     usable = np.flatnonzero(la >= 2)
-    with _private_scope("predictive_score"):
-        x, pred = _regressor_graph(L - 1, batch_size, C - 1, H, rng)
-        target = nn.Variable(pred.shape)
-        mask = nn.Variable(pred.shape)
-        loss = F.sum(F.absolute_error(pred, target) * mask) / F.maximum_scalar(F.sum(mask), 1.0)
-        solver = S.Adam(alpha=learning_rate)
-        solver.set_parameters(nn.get_parameters())
+    model = GRUModel(C - 1, H, "steps", rng)
+    solver = Adam(model.params, learning_rate)
+    with one_blas_thread():
         for _ in tqdm(range(iterations), desc="predictive score", disable=not progress):
             idx = usable[_batch_index(rng, len(usable), batch_size)]
-            x.d = inputs_a[idx].transpose(1, 0, 2)
-            target.d = target_a[idx].T[:, :, None]
-            mask.d = mask_a[idx].T[:, :, None]
-            solver.zero_grad()
-            loss.forward(clear_no_need_grad=True)
-            loss.backward(clear_buffer=True)
-            solver.update()
-        E = min(EVAL_BATCH, len(xb))
-        xe, pred_e = _regressor_graph(L - 1, E, C - 1, H, rng)
-        abs_sum, count = 0.0, 0.0
-        for i in range(0, len(xb), E):
-            n = len(inputs_b[i:i + E])
-            xe.d = np.pad(inputs_b[i:i + E], ((0, E - n), (0, 0), (0, 0))).transpose(1, 0, 2)
-            pred_e.forward(clear_buffer=True)
-            p = pred_e.d[:, :n, 0].T  # (n, L-1)
-            m = mask_b[i:i + E]
-            abs_sum += float(np.sum(np.abs(p - target_b[i:i + E]) * m))
-            count += float(m.sum())
-    return dict(mae=abs_sum / count)
+            _, grads = model.loss_and_grads(inputs_a[idx], steps_a[idx], target_a[idx])
+            solver.update(grads)
+        pred = model.predict(inputs_b, steps_b, EVAL_BATCH)
+    mask = np.arange(L - 1)[None, :] < steps_b[:, None]
+    return dict(mae=float(np.sum(np.abs(pred - target_b) * mask, dtype=np.float64) / mask.sum()))
 
 
-def _predictive_arrays(x, lengths):
-    """Inputs (N, L-1, C-1), targets (N, L-1) and valid-step mask (N, L-1) of the predictive task."""
-    inputs = x[:, :-1, :-1]
-    target = x[:, 1:, -1]
-    mask = (np.arange(x.shape[1] - 1)[None, :] < (lengths[:, None] - 1)).astype(np.float32)
-    return inputs, target, mask
-
-
-def _regressor_graph(L, B, D, H, rng):
-    """x (L, B, D) -> per-step prediction in (0, 1), (L, B, 1)."""
-    x = nn.Variable((L, B, D))
-    states = F.stack(*_gru(x, H, rng), axis=0)
-    return x, F.sigmoid(PF.affine(states, 1, base_axis=2, name="output", rng=rng))
+def _predictive_arrays(x):
+    """Inputs (N, L-1, C-1) and targets (N, L-1) of the predictive task; sequence i has L_i - 1 valid steps."""
+    return np.ascontiguousarray(x[:, :-1, :-1]), np.ascontiguousarray(x[:, 1:, -1])

@@ -4,9 +4,10 @@
 ``predictive_metrics.py``) sets: a one-layer GRU of hidden size C // 2 (at least 1 here); Adam with
 TensorFlow's defaults (lr 1e-3); the classifier trained 2000 iterations on batches of 128 real plus 128
 generated sequences, the regressor 5000 iterations on batches of 128. What differs from TimeGAN's code:
-the GRU cell is nnabla's form (reset gate applied to ``U_n h + b``, TF1's GRUCell applies it to ``h``
-before the product) with uniform +-1/sqrt(H) initialisation; the discriminative accuracy is balanced
-(equal to TimeGAN's plain accuracy when both test parts have the same size).
+the GRU cell is nnabla's (and cuDNN's) form, reset gate applied to ``U_n h + b``, where TF1's GRUCell
+applies it to ``h`` before the product, with uniform +-1/sqrt(H) initialisation (``gru.GRUModel``, NumPy
++ numba); the discriminative accuracy is balanced (equal to TimeGAN's plain accuracy when both test parts
+have the same size).
 
 ``fast`` keeps the evaluation of a run within about a minute on 2 CPU cores: fewer iterations, a 10x
 larger step and a wider GRU (see ``common._default_hidden`` for why). Its numbers are for tracking a

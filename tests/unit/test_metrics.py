@@ -1,6 +1,5 @@
 """Sample-quality metrics against known answers (small sets, few iterations: seconds each)."""
 import nnabla as nn
-import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 import pytest
@@ -78,49 +77,6 @@ def test_variable_lengths_are_resampled_to_a_common_length():
     assert np.allclose(a, expected[None], atol=1e-6) and np.allclose(b, expected[None], atol=1e-6)
     lengths = np.random.RandomState(0).randint(10, 25, 100)
     assert abs(metrics.mmd2(sines(100, seed=1, lengths=lengths), sines(100, seed=2, lengths=lengths))) < 0.03
-
-
-# ----------------------------------------------------------------------------- recurrent model
-
-def gru_numpy(x, p, hidden):
-    """Reference GRU (nnabla / PyTorch equations) over x (L, B, D) with the metric's parameters."""
-    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
-    h = np.zeros((x.shape[1], hidden))
-    states = []
-    for xt in x:
-        r_, z_, n_ = (xt @ p[f"input_{g}/affine/W"] + p[f"input_{g}/affine/b"] for g in "rzn")
-        hr, hz, hn = np.split(h @ p["hidden/affine/W"] + p["hidden/affine/b"], 3, axis=1)
-        r, z = sig(r_ + hr), sig(z_ + hz)
-        n = np.tanh(n_ + r * hn)
-        h = (1 - z) * n + z * h
-        states.append(h)
-    return np.stack(states)
-
-
-def test_unrolled_gru_matches_numpy_reference():
-    rng = np.random.RandomState(0)
-    with metrics.common._private_scope("gru_test"):
-        x = nn.Variable((7, 3, 4))
-        x.d = rng.rand(7, 3, 4)
-        states = F.stack(*metrics.common._gru(x, 5, rng), axis=0)
-        states.forward()
-        params = {k: v.d.astype(np.float64) for k, v in nn.get_parameters().items()}
-        assert np.allclose(states.d, gru_numpy(x.d.astype(np.float64), params, 5), atol=1e-5)
-
-
-def test_classifier_reads_the_state_at_each_sequences_last_valid_step():
-    rng = np.random.RandomState(0)
-    data = rng.rand(4, 10, 3).astype(np.float32)
-    last = np.array([9, 5, 2, 0])
-    garbage = data.copy()
-    for i, t in enumerate(last):
-        garbage[i, t + 1:] = rng.rand(9 - t, 3)
-    with metrics.common._private_scope("classifier_test"):
-        x, last_var, logit = metrics.discriminative._classifier_graph(10, 3, 3, 5, rng)  # 4 rows: two chunks of 3
-        clean = metrics.discriminative._predict(x, last_var, logit, data, last)
-        assert np.allclose(metrics.discriminative._predict(x, last_var, logit, garbage, last), clean, atol=1e-6)
-        at_end = metrics.discriminative._predict(x, last_var, logit, garbage, np.full(4, 9))
-    assert np.allclose(at_end[0], clean[0]) and not np.allclose(at_end[1:], clean[1:])
 
 
 # ----------------------------------------------------------------------------- discriminative score
