@@ -8,8 +8,9 @@ categories drawn at the same step, through the configured output activation. Eve
 exactly one-hot, so a generated label is always one seen in training.
 
 With model.generator.oscillators, G's per-step input also holds a bank of random-phase oscillators (see
-`oscillators`): multi-cycle periodic classes were out of reach of an SRU fed only t (measured on sines_classes:
-the samples of the fastest class came out as jitter or slow waves).
+`oscillators`), each scaled by a gain that is a learned linear function of the attributes (`oscillator_gain`):
+multi-cycle periodic classes were out of reach of an SRU fed only t (measured on sines_classes: samples came
+out as jitter or slow waves), and through the static input alone the class moved the frequency band weakly.
 
 Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), or with
 model.discriminator.projection a projection discriminator (`projection`: the builder's last hidden layer, taken
@@ -45,6 +46,14 @@ def oscillators(static, length, max_len):
     return F.concatenate(F.sin(arg), F.cos(arg), axis=2)
 
 
+def oscillator_gain(attrs, size):
+    """attrs (B, W) -> (B, size) gains of the oscillators, 1 + a learned linear map of the attributes (starting at
+    1): the attributes select a frequency band by scaling the bank directly (FiLM-like); call under scope "G"."""
+    import nnabla.initializer as I
+
+    return 1.0 + PF.affine(attrs, size, w_init=I.ConstantInitializer(0.0), with_bias=False, name="oscillator_gain")
+
+
 def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_len, train, options):
     """(fake (L, B, C + K), attrs (B, W) Variable or None, tau (1,) Variable or None) of a conditional run (see
     the module docstring); parameters under scope "G"."""
@@ -57,7 +66,12 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
                             else attrs)
         g["static_noise_dim"] = gcfg["static_noise_dim"] + cond.attr_width
     if gcfg["oscillators"] and gcfg["static_noise_dim"] > 0:
-        inputs["step"] = F.concatenate(noise["step"], oscillators(noise["static"], L, max_len), axis=2)
+        osc = oscillators(noise["static"], L, max_len)
+        if attrs is not None:  # measured: without the gains the attributes moved the frequency band only weakly
+            with nn.parameter_scope("G"):
+                gain = oscillator_gain(attrs, osc.shape[2])
+            osc = osc * F.broadcast(F.reshape(gain, (1, B, osc.shape[2])), osc.shape)
+        inputs["step"] = F.concatenate(noise["step"], osc, axis=2)
     tau = None
     if cond.categorical:
         g["output_activation"] = "identity"  # pre-activations: the activation and the Gumbel-softmax come below

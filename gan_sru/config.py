@@ -94,8 +94,8 @@ SCHEMA = {
     "model.generator.dropout": Field("float", 0.0, "[0, 1)", "dropout between SRU layers"),
     "model.generator.oscillators": Field("bool", False, None,
                                          "conditional runs: also feed sin, cos of pi (j + 1) t / (longest length) "
-                                         "+ phase_j at every step, the phases from the per-sequence noise "
-                                         "(gan_sru/conditioning.py)"),
+                                         "+ phase_j at every step, the phases from the per-sequence noise, "
+                                         "scaled by gains learned per attribute value (gan_sru/conditioning.py)"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator

@@ -40,3 +40,19 @@ def test_projection_adds_the_attribute_embedding_times_the_hidden_layer():
     np.testing.assert_allclose(logit.d[:, 0], expected, rtol=1e-5, atol=1e-6)
     assert np.abs(logit.d[:, 0] - plain.d[:, 0]).max() > 1e-4  # the projection term is there
     nn.clear_parameters()
+
+
+def test_oscillator_gain_is_one_plus_a_linear_map_of_the_attributes_and_starts_at_one():
+    from gan_sru.conditioning import oscillator_gain
+
+    nn.clear_parameters()
+    a = np.eye(3, dtype=np.float32)[[2, 0, 1, 1]]
+    attrs = nn.Variable.from_numpy_array(a)
+    gain = oscillator_gain(attrs, 6)
+    gain.forward()
+    np.testing.assert_array_equal(gain.d, np.ones((4, 6), np.float32))  # starts as the plain bank
+    W = np.random.default_rng(2).standard_normal((3, 6)).astype(np.float32)
+    nn.get_parameters()["oscillator_gain/affine/W"].d = W
+    gain.forward()
+    np.testing.assert_allclose(gain.d, 1.0 + a @ W, rtol=1e-6)
+    nn.clear_parameters()
