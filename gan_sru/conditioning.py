@@ -7,13 +7,19 @@ with the fed Gumbel noise and temperature, and the C continuous features, plus a
 categories drawn at the same step, through the configured output activation. Every categorical block is
 exactly one-hot, so a generated label is always one seen in training.
 
-Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), the simplest
-conditional D for any registered D builder (a projection discriminator would need the builder's pooled
-features, i.e. changes in models/), plus the auxiliary attribute loss below.
+With model.generator.oscillators, G's per-step input also holds a bank of random-phase oscillators (see
+`oscillators`), each scaled by a gain that is a learned linear function of the attributes (`oscillator_gain`):
+multi-cycle periodic classes were out of reach of an SRU fed only t (measured on sines_classes: samples came
+out as jitter or slow waves), and through the static input alone the class moved the frequency band weakly.
+
+Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), or with
+model.discriminator.projection a projection discriminator (`projection`: the builder's last hidden layer, taken
+with features=True); plus the auxiliary attribute loss below.
 """
 import nnabla as nn
 import nnabla.functions as F
 import nnabla.parametric_functions as PF
+import numpy as np
 
 from gan_sru.ops.gumbel import gumbel_softmax
 
@@ -27,6 +33,27 @@ def join_attributes(seqs, attrs, mask):
     return F.concatenate(seqs, a * m, axis=2)
 
 
+def oscillators(static, length, max_len):
+    """static (B, S) standard normal -> (L, B, 2 S): sin and cos of w_j t + phi_j, w_j = pi (j + 1) / max_len,
+    phi_j = 2 pi sigmoid(1.7 z_j) (about uniform): a bank of random-phase oscillators drawn from G's per-sequence
+    noise. An SRU cell is a leaky integrator and cannot oscillate; with this bank its gates (functions of the
+    attributes and the noise) select a frequency band, and the phase is random per sequence as in the data."""
+    B, S = static.shape
+    w = (np.pi * np.arange(1, S + 1) / max(max_len, 1)).astype(np.float32)
+    wt = nn.Variable.from_numpy_array(np.arange(length, dtype=np.float32)[:, None, None] * w[None, None, :])
+    phase = F.reshape(2 * np.pi * F.sigmoid(1.7 * static), (1, B, S))
+    arg = F.broadcast(wt, (length, B, S)) + F.broadcast(phase, (length, B, S))
+    return F.concatenate(F.sin(arg), F.cos(arg), axis=2)
+
+
+def oscillator_gain(attrs, size):
+    """attrs (B, W) -> (B, size) gains of the oscillators, 1 + a learned linear map of the attributes (starting at
+    1): the attributes select a frequency band by scaling the bank directly (FiLM-like); call under scope "G"."""
+    import nnabla.initializer as I
+
+    return 1.0 + PF.affine(attrs, size, w_init=I.ConstantInitializer(0.0), with_bias=False, name="oscillator_gain")
+
+
 def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_len, train, options):
     """(fake (L, B, C + K), attrs (B, W) Variable or None, tau (1,) Variable or None) of a conditional run (see
     the module docstring); parameters under scope "G"."""
@@ -38,6 +65,13 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
         inputs["static"] = (F.concatenate(noise["static"], attrs, axis=1) if gcfg["static_noise_dim"] > 0
                             else attrs)
         g["static_noise_dim"] = gcfg["static_noise_dim"] + cond.attr_width
+    if gcfg["oscillators"] and gcfg["static_noise_dim"] > 0:
+        osc = oscillators(noise["static"], L, max_len)
+        if attrs is not None:  # measured: without the gains the attributes moved the frequency band only weakly
+            with nn.parameter_scope("G"):
+                gain = oscillator_gain(attrs, osc.shape[2])
+            osc = osc * F.broadcast(F.reshape(gain, (1, B, osc.shape[2])), osc.shape)
+        inputs["step"] = F.concatenate(noise["step"], osc, axis=2)
     tau = None
     if cond.categorical:
         g["output_activation"] = "identity"  # pre-activations: the activation and the Gumbel-softmax come below
@@ -63,6 +97,14 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
         out = F.concatenate(*(parts + blocks), axis=2) if len(parts + blocks) > 1 else (parts + blocks)[0]
         out = out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
     return out, attrs, tau
+
+
+def projection(builder, dcfg, seqs, mask, attrs, train):
+    """A projection discriminator (Miyato & Koyama 2018): logit(x) + <V a, phi(x)>, phi the builder's last hidden
+    layer (B, H), a the encoded attributes (B, W), V (W, H) learned (call under scope "D")."""
+    logit, phi = builder(dcfg, seqs, mask, train=train, features=True)
+    embed = PF.affine(attrs, phi.shape[1], with_bias=False, name="projection")
+    return logit + F.sum(embed * phi, axis=1, keepdims=True)
 
 
 def attribute_loss(seqs, mask, attrs, cond, width):

@@ -92,6 +92,10 @@ SCHEMA = {
     "model.generator.weight_c": Field("bool", False, None, "2018 SRU form: v * c[t-1] in both gates"),
     "model.generator.layer_norm": Field("bool", False, None, "layer normalisation of each layer's input"),
     "model.generator.dropout": Field("float", 0.0, "[0, 1)", "dropout between SRU layers"),
+    "model.generator.oscillators": Field("bool", False, None,
+                                         "conditional runs: also feed sin, cos of pi (j + 1) t / (longest length) "
+                                         "+ phase_j at every step, the phases from the per-sequence noise, "
+                                         "scaled by gains learned per attribute value (gan_sru/conditioning.py)"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator
@@ -102,6 +106,9 @@ SCHEMA = {
     "model.discriminator.pooled_stats": Field("bool", False, None,
                                               "sru_bi: the head also reads each sequence's per-feature mean, std, "
                                               "mean |step| and feature correlations"),
+    "model.discriminator.projection": Field("bool", False, None,
+                                            "runs with data.attributes: projection discriminator, logit + <V a, "
+                                            "D's last hidden layer>, instead of a joined to every step"),
     "model.discriminator.num_layers": Field("int", 1, ">= 1", "stacked layers"),
     "model.discriminator.channels": Field("int", 64, ">= 1", "conv1d: channels per layer"),
     "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),

@@ -201,6 +201,10 @@ def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZ
     check_export_args(fmt, batch_size, length, out)
     check_run_path(run_path)
     run = TrainedRun(run_path, step)
+    if run.encoding is not None:  # refused before anything is written
+        raise ExportError(f"{run_path}: a conditional run (data.attributes / data.categorical) cannot be exported "
+                          "yet: its generator also takes the encoded attributes and Gumbel noise, and its samples "
+                          "need the category lists of conditioning.json to decode; use `gan-sru generate`")
     L = int(length or run.max_len)
     ema = any(k.startswith("EMA/") for k in run.checkpoint.params)
     with nn.context_scope(nn.Context(["cpu:float"], "CpuCachedArray", "0")):

@@ -69,10 +69,14 @@ def generator_graph(gcfg, length, batch_size, num_features, max_len, train=True,
 
 def discriminator(dcfg, seqs, mask, train=True, attrs=None):
     """D's logits (B, 1) of sequences (L, B, C) with mask (L, B); parameters under scope "D".
-    attrs: (B, W) encoded attributes joined to every (valid) step, or None."""
+    attrs: (B, W) encoded attributes joined to every (valid) step (with dcfg["projection"]: a projection
+    discriminator instead, gan_sru/conditioning.py), or None."""
     if attrs is not None:
-        from gan_sru.conditioning import join_attributes
+        from gan_sru.conditioning import join_attributes, projection
 
+        if dcfg["projection"]:
+            with nn.parameter_scope("D"):
+                return projection(DISCRIMINATORS.lookup(dcfg["name"]), dcfg, seqs, mask, attrs, train)
         seqs = join_attributes(seqs, attrs, mask)
     with nn.parameter_scope("D"):
         return DISCRIMINATORS.lookup(dcfg["name"])(dcfg, seqs, mask, train=train)

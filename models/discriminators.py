@@ -14,11 +14,13 @@ def _mean_over_valid_steps(h, mask):
     return F.sum(h, axis=0) / F.reshape(F.sum(mask, axis=0), (B, 1))
 
 
-def _head(feats, width):
+def _head(feats, width, features=False):
     """A small MLP from pooled features to one logit: pooled features need a nonlinearity after them to
-    score things like roughness (|x_t - x_t-1|) that a linear map of time-means cannot see."""
+    score things like roughness (|x_t - x_t-1|) that a linear map of time-means cannot see.
+    features=True: (logit, the hidden layer (B, width)), for a projection discriminator's inner product."""
     h = F.leaky_relu(PF.affine(feats, width, name="head"), 0.2)
-    return PF.affine(h, 1, name="output")
+    out = PF.affine(h, 1, name="output")
+    return (out, h) if features else out
 
 
 def sequence_statistics(seqs, mask):
@@ -46,7 +48,7 @@ def sequence_statistics(seqs, mask):
 
 
 @DISCRIMINATORS.register("sru_bi")
-def sru_bi_discriminator(dcfg, seqs, mask, train=True):
+def sru_bi_discriminator(dcfg, seqs, mask, train=True, features=False):
     """Bidirectional SRU stack; the time-mean of its output and its last states (and, with pooled_stats, the
     sequence's summary statistics) -> MLP head -> logit."""
     with nn.parameter_scope("discriminator"):
@@ -57,11 +59,11 @@ def sru_bi_discriminator(dcfg, seqs, mask, train=True):
         parts = [_mean_over_valid_steps(h, mask), F.tanh(top)]
         if dcfg["pooled_stats"]:
             parts.append(sequence_statistics(seqs, mask))
-        return _head(F.concatenate(*parts, axis=1), dcfg["hidden_size"])
+        return _head(F.concatenate(*parts, axis=1), dcfg["hidden_size"], features)
 
 
 @DISCRIMINATORS.register("conv1d")
-def conv1d_discriminator(dcfg, seqs, mask, train=True):
+def conv1d_discriminator(dcfg, seqs, mask, train=True, features=False):
     """1-D convolutions over time (same padding, leaky ReLU, padding re-zeroed) -> masked mean -> MLP head."""
     L, B, C = seqs.shape
     m = F.reshape(F.transpose(mask, (1, 0)), (B, 1, L))
@@ -75,5 +77,5 @@ def conv1d_discriminator(dcfg, seqs, mask, train=True):
                 x = F.slice(x, stop=(B, dcfg["channels"], L))
             x = F.leaky_relu(x, 0.2) * mc
         feats = F.sum(x, axis=2) / F.reshape(F.sum(m, axis=2), (B, 1))
-        return _head(feats, dcfg["channels"])
+        return _head(feats, dcfg["channels"], features)
 

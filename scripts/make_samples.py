@@ -6,6 +6,9 @@ forward-pass reuse, scores over time) come from `make bench` and are copied as t
 pictures match the README's tables.
 
     python scripts/make_samples.py [--config configs/sines.yaml] [--set KEY=VALUE ...]
+
+With a conditional config (configs/sines_classes.yaml) it copies only the per-class and category pictures, to
+samples/conditional_per_class.png and samples/conditional_categories.png.
 """
 import argparse
 import os
@@ -48,6 +51,10 @@ def main(argv=None):
         if rc:
             return rc
     os.makedirs(os.path.join(ROOT, "samples"), exist_ok=True)
+    if cfg["data"].get("attributes") or cfg["data"].get("categorical"):  # only the README's conditional pictures
+        for name in ("per_class.png", "categories.png"):
+            copy(os.path.join(run.path, "evaluation", name), f"conditional_{name}")
+        return 0
     copy(os.path.join(out, "real_vs_generated.png"), "real_vs_generated.png")
     copy(os.path.join(out, "samples.png"), "generated_grid.png")
     copy(os.path.join(out, "training.gif"), "training.gif")

@@ -213,3 +213,12 @@ def test_python_api_fits_and_samples_attributes_and_categories(tmp_path):
     assert table.groupby("id", sort=False)["kind"].first().tolist() == ["a", "b", "a"]
     with pytest.raises(ConditionError, match=r"'z' was never seen in training .* allowed values: \['a', 'b'\]"):
         model.sample(conditions={"kind": "z"})
+
+
+def test_export_refuses_a_conditional_run_and_writes_nothing(run, tmp_path):
+    from gan_sru.export import ExportError, export_generator
+
+    out = tmp_path / "g.nnp"
+    with pytest.raises(ExportError, match=r"conditional run .*data.attributes.*cannot be exported.*generate"):
+        export_generator(run, out, "nnp")
+    assert not out.exists()

@@ -1,0 +1,58 @@
+"""The conditional model options: G's random-phase oscillator bank and the projection discriminator, against
+NumPy references."""
+import nnabla as nn
+import numpy as np
+
+import models  # noqa: F401  (fills the registries)
+from gan_sru.conditioning import oscillators, projection
+from gan_sru.config import load_config
+from gan_sru.registry import DISCRIMINATORS
+
+
+def test_oscillators_are_sin_and_cos_of_the_bank_with_phases_from_the_static_noise():
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((3, 4)).astype(np.float32)
+    static = nn.Variable.from_numpy_array(z)
+    out = oscillators(static, 10, 12)
+    out.forward()
+    t = np.arange(10)[:, None, None]
+    w = np.pi * np.arange(1, 5) / 12
+    phase = 2 * np.pi / (1 + np.exp(-1.7 * z))  # (B, S)
+    arg = w[None, None, :] * t + phase[None]
+    np.testing.assert_allclose(out.d, np.concatenate([np.sin(arg), np.cos(arg)], axis=2), atol=1e-5)
+
+
+def test_projection_adds_the_attribute_embedding_times_the_hidden_layer():
+    nn.clear_parameters()
+    dcfg = dict(load_config(None, ["model.discriminator.hidden_size=6"])["model"]["discriminator"])
+    rng = np.random.default_rng(1)
+    seqs = nn.Variable.from_numpy_array(rng.random((5, 4, 2)).astype(np.float32))
+    mask = nn.Variable.from_numpy_array(np.ones((5, 4), np.float32))
+    attrs = nn.Variable.from_numpy_array(np.eye(3, dtype=np.float32)[[0, 2, 1, 2]])
+    builder = DISCRIMINATORS.lookup("sru_bi")
+    with nn.parameter_scope("D"):
+        logit = projection(builder, dcfg, seqs, mask, attrs, train=False)
+        plain, phi = builder(dcfg, seqs, mask, train=False, features=True)
+        V = nn.get_parameters()["projection/affine/W"].d  # (W, H)
+    for v in (logit, plain, phi):
+        v.forward()
+    expected = plain.d[:, 0] + (attrs.d @ V * phi.d).sum(axis=1)
+    np.testing.assert_allclose(logit.d[:, 0], expected, rtol=1e-5, atol=1e-6)
+    assert np.abs(logit.d[:, 0] - plain.d[:, 0]).max() > 1e-4  # the projection term is there
+    nn.clear_parameters()
+
+
+def test_oscillator_gain_is_one_plus_a_linear_map_of_the_attributes_and_starts_at_one():
+    from gan_sru.conditioning import oscillator_gain
+
+    nn.clear_parameters()
+    a = np.eye(3, dtype=np.float32)[[2, 0, 1, 1]]
+    attrs = nn.Variable.from_numpy_array(a)
+    gain = oscillator_gain(attrs, 6)
+    gain.forward()
+    np.testing.assert_array_equal(gain.d, np.ones((4, 6), np.float32))  # starts as the plain bank
+    W = np.random.default_rng(2).standard_normal((3, 6)).astype(np.float32)
+    nn.get_parameters()["oscillator_gain/affine/W"].d = W
+    gain.forward()
+    np.testing.assert_allclose(gain.d, 1.0 + a @ W, rtol=1e-6)
+    nn.clear_parameters()
