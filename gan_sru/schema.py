@@ -1,0 +1,125 @@
+"""The config schema: every key, its type, default, allowed values and meaning (one table; gan_sru.config
+validates against it, and the README's config reference is generated from it)."""
+import re
+from collections import namedtuple
+
+from gan_sru.registry import DISCRIMINATORS, GENERATORS, LOSSES, OUTPUT_ACTIVATIONS, STRATEGIES
+
+# kind: int | float | bool | str | list[str], with a trailing "?" when null is allowed.
+# allowed: None, a tuple of choices or a Registry (its names), a numeric range (">= 1", "> 0", "[0, 1)"),
+# or a regex for strings.
+Field = namedtuple("Field", "kind default allowed doc")
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+SCHEMA = {
+    "name": Field("str", "sines", _NAME, "run name; the run folder is run_dir/name"),
+    "seed": Field("int", 0, ">= 0", "seed of the data, the split, the batches and the weights"),
+    "run_dir": Field("str", "runs", None, "parent folder of run folders"),
+    # data
+    "data.source": Field("str", "sines", ("sines", "sines_varlen", "factors", "lorenz96", "sines_classes", "file"),
+                         "built-in sines (TimeGAN protocol), sines of random lengths, a wide latent-factor "
+                         "process with seasons (factors), the chaotic Lorenz-96 system, labelled sines with a "
+                         "Markov state (sines_classes), or a file"),
+    "data.path": Field("str?", None, None,
+                       "data file (.csv, .csv.gz, .parquet, .npy, .npz), or a folder or glob pattern of them, when "
+                       "source is file; relative to the working folder"),
+    "data.num_sequences": Field("int", 10000, ">= 1", "number of built-in sequences"),
+    "data.seq_len": Field("int", 24, ">= 2", "built-in data: length; sines_varlen: longest length"),
+    "data.min_len": Field("int", 8, ">= 2", "sines_varlen: shortest length (lengths drawn U{min_len..seq_len})"),
+    "data.num_features": Field("int", 5, ">= 1", "number of built-in features"),
+    "data.csv_id_column": Field("str?", "id", None,
+                                "tables (CSV, Parquet): column holding the sequence id (long format); null: each "
+                                "file is one sequence (wide format); the default 'id' applies where a file has it"),
+    "data.csv_time_column": Field("str?", "time", None,
+                                  "tables: column holding the time (numbers or ISO dates); rows are sorted by it; "
+                                  "null: row order; the default 'time' applies where a file has it (else a column "
+                                  "of dates, if there is exactly one)"),
+    "data.csv_feature_columns": Field("list[str]?", None, None,
+                                      "tables: feature columns; null means all others (they must hold numbers)"),
+    "data.attributes": Field("list[str]?", None, None,
+                             "tables: per-sequence attribute columns (constant within a sequence) that condition "
+                             "the GAN; text, booleans and integers with at most 10 values are categorical, other "
+                             "numbers numeric; sines_classes: null means [class]"),
+    "data.categorical": Field("list[str]?", None, None,
+                              "tables: per-step categorical feature columns (text or integers), generated through "
+                              "a Gumbel-softmax; sines_classes: null means [state]"),
+    "data.max_categories": Field("int", 50, ">= 2", "most distinct values a categorical column may hold"),
+    "data.num_classes": Field("int", 3, ">= 2", "sines_classes: number of classes"),
+    "data.missing": Field("str", "error", ("error", "drop", "interpolate"),
+                          "missing values (empty cells, NA, NaN): refuse them, drop the sequences (or windows) that "
+                          "hold any, or interpolate linearly in time within each sequence"),
+    "data.window": Field("int?", None, ">= 2",
+                         "file data: cut every sequence into sliding windows of this length (shorter ones stay "
+                         "whole); null keeps them whole; needed when the data is one long sequence"),
+    "data.window_stride": Field("int", 1, ">= 1", "file data: step between window starts"),
+    "data.num_buckets": Field("int", 3, ">= 1", "number of length buckets (quantiles of the lengths)"),
+    "data.holdout_fraction": Field("float", 0.1, "[0, 1)", "share of sequences held out as real data for evaluate"),
+    # generator
+    "model.generator.name": Field("str", "sru", GENERATORS, "generator architecture (models/generators.py)"),
+    "model.generator.noise_dim": Field("int?", None, ">= 1", "noise features per time step; null: from the data "
+                                        "(size rules, gan_sru/sizes.py)"),
+    "model.generator.static_noise_dim": Field("int?", None, ">= 0",
+                                              "noise features drawn once per sequence and fed at every step; "
+                                              "null: from the data (size rules)"),
+    "model.generator.time_feature": Field("bool", True, None, "feed t / (longest length - 1) at every step"),
+    "model.generator.highway_bias": Field("float", 0.0, None,
+                                          "initial reset-gate bias; > 0 starts the output on the smoothed "
+                                          "state instead of the skip path"),
+    "model.generator.hidden_size": Field("int?", None, ">= 1", "SRU hidden size; null: from the data (size rules)"),
+    "model.generator.num_layers": Field("int?", None, ">= 1", "stacked SRU layers; null: from the data (size rules)"),
+    "model.generator.bidirectional": Field("bool", False, None, "bidirectional SRU layers"),
+    "model.generator.weight_c": Field("bool", False, None, "2018 SRU form: v * c[t-1] in both gates"),
+    "model.generator.layer_norm": Field("bool", False, None, "layer normalisation of each layer's input"),
+    "model.generator.dropout": Field("float", 0.0, "[0, 1)", "dropout between SRU layers"),
+    "model.generator.oscillators": Field("bool", False, None,
+                                         "conditional runs: also feed sin, cos of pi (j + 1) t / (longest length) "
+                                         "+ phase_j at every step, the phases from the per-sequence noise, "
+                                         "scaled by gains learned per attribute value (gan_sru/conditioning.py)"),
+    "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
+                                               "activation of the output features (data is scaled to [0, 1])"),
+    # discriminator
+    "model.discriminator.name": Field("str", "sru_bi", DISCRIMINATORS,
+                                      "bidirectional SRU or 1-D convolutions over time (models/discriminators.py)"),
+    "model.discriminator.hidden_size": Field("int?", None, ">= 1", "sru_bi: hidden size per direction; null: from "
+                                             "the data (size rules)"),
+    "model.discriminator.pooled_stats": Field("bool", False, None,
+                                              "sru_bi: the head also reads each sequence's per-feature mean, std, "
+                                              "mean |step| and feature correlations"),
+    "model.discriminator.projection": Field("bool", False, None,
+                                            "runs with data.attributes: projection discriminator, logit + <V a, "
+                                            "D's last hidden layer>, instead of a joined to every step"),
+    "model.discriminator.num_layers": Field("int", 1, ">= 1", "stacked layers"),
+    "model.discriminator.channels": Field("int", 64, ">= 1", "conv1d: channels per layer"),
+    "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),
+    # training
+    "train.steps": Field("int", 2000, ">= 1", "generator updates"),
+    "train.batch_size": Field("int", 128, ">= 1", "sequences per batch"),
+    "train.loss": Field("str", "non_saturating", LOSSES, "GAN loss"),
+    "train.strategy": Field("str", "detached", STRATEGIES,
+                            "how the fake batch is shared by the D and G steps"),
+    "train.n_critic": Field("int", 1, ">= 1", "discriminator updates per generator update"),
+    "train.g_lr": Field("float", 0.001, "> 0", "generator Adam learning rate"),
+    "train.d_lr": Field("float", 0.001, "> 0", "discriminator Adam learning rate"),
+    "train.beta1": Field("float", 0.5, "[0, 1)", "Adam beta1"),
+    "train.beta2": Field("float", 0.999, "[0, 1)", "Adam beta2"),
+    "train.g_ema": Field("float", 0.995, "[0, 1)",
+                         "decay of a moving average of G's weights, used for sampling (0: off); it smooths out "
+                         "the step-to-step oscillation of GAN training"),
+    "train.moment_loss": Field("float", 0.0, ">= 0",
+                               "weight of G's moment-matching term (per-feature mean and std, lag-0 feature "
+                               "correlations of the batch; train/losses.py); 0: off"),
+    "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
+    "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
+    "train.gumbel_tau_start": Field("float", 1.0, "> 0",
+                                    "categorical features: Gumbel-softmax temperature at step 0"),
+    "train.gumbel_tau_end": Field("float", 0.3, "> 0",
+                                  "categorical features: temperature at train.steps (exponential decay between)"),
+    "train.attribute_loss_weight": Field("float", 1.0, ">= 0",
+                                         "runs with data.attributes: weight of the auxiliary attribute classifier's "
+                                         "loss (AC-GAN) in the D and G losses; 0: off"),
+    "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),
+    "train.sample_every": Field("int", 250, ">= 1", "steps between sample pictures"),
+    "train.log_every": Field("int", 25, ">= 1", "steps between log lines"),
+    "train.keep_checkpoints": Field("int", 3, ">= 1", "newest checkpoints kept on disk"),
+}
