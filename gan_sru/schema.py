@@ -76,6 +76,10 @@ SCHEMA = {
                                          "conditional runs: also feed sin, cos of pi (j + 1) t / (longest length) "
                                          "+ phase_j at every step, the phases from the per-sequence noise, "
                                          "scaled by gains learned per attribute value (gan_sru/conditioning.py)"),
+    "model.generator.oscillator_frequencies": Field("str", "fixed", ("fixed", "learned"),
+                                                    "oscillators with data.attributes: the bank's frequencies "
+                                                    "fixed, or learned per sequence from the attributes and the "
+                                                    "noise, in (0, pi) rad/step (gan_sru/conditioning.py)"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator
@@ -118,6 +122,10 @@ SCHEMA = {
     "train.attribute_loss_weight": Field("float", 1.0, ">= 0",
                                          "runs with data.attributes: weight of the auxiliary attribute classifier's "
                                          "loss (AC-GAN) in the D and G losses; 0: off"),
+    "train.attribute_twin": Field("bool", False, None,
+                                  "runs with data.attributes and an attribute loss: add a twin classifier that D "
+                                  "trains on the fakes and G maximises the loss of (TAC-GAN, Gong et al. 2019), "
+                                  "against AC-GAN's pull toward over-typical samples"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),
     "train.sample_every": Field("int", 250, ">= 1", "steps between sample pictures"),
     "train.log_every": Field("int", 25, ">= 1", "steps between log lines"),
