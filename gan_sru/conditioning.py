@@ -46,27 +46,6 @@ def oscillators(static, length, max_len):
     return F.concatenate(F.sin(arg), F.cos(arg), axis=2)
 
 
-def learned_oscillators(static, attrs, length, max_len):
-    """static (B, S) standard normal, attrs (B, W) -> (L, B, 2 S): sin and cos of w_j t + phi_j with per-sequence
-    frequencies w_j = pi sigmoid(b_j + [a, z] . A_j) (radians per step, in (0, pi)), A learned (starting at 0)
-    and b_j starting at the fixed bank's pi (j + 1) / max_len; phases as in `oscillators`. The attributes place
-    the frequencies where a class needs them and the noise spreads them within its band (measured on
-    sines_classes: the fixed bank has nothing within 0.04 rad/step of class c2's 0.40-0.46 and G drew c2 at the
-    bank's 1.05 or as slow waves). Parameters "oscillator_frequency/affine/{W,b}"; call under scope "G"."""
-    import nnabla.initializer as I
-
-    B, S = static.shape
-    w0 = np.clip(np.arange(1, S + 1) / max(max_len, 1), 0.02, 0.98)  # the fixed bank as a fraction of pi
-    b_init = np.log(w0 / (1 - w0)).astype(np.float32)
-    w = np.pi * F.sigmoid(PF.affine(F.concatenate(attrs, static, axis=1), S, name="oscillator_frequency",
-                                    w_init=I.ConstantInitializer(0.0), b_init=b_init))  # (B, S)
-    t = nn.Variable.from_numpy_array(np.arange(length, dtype=np.float32).reshape(length, 1, 1))
-    phase = F.reshape(2 * np.pi * F.sigmoid(1.7 * static), (1, B, S))
-    arg = F.broadcast(t, (length, B, S)) * F.broadcast(F.reshape(w, (1, B, S)), (length, B, S)) + \
-        F.broadcast(phase, (length, B, S))
-    return F.concatenate(F.sin(arg), F.cos(arg), axis=2)
-
-
 def oscillator_gain(attrs, size):
     """attrs (B, W) -> (B, size) gains of the oscillators, 1 + a learned linear map of the attributes (starting at
     1): the attributes select a frequency band by scaling the bank directly (FiLM-like); call under scope "G"."""
@@ -87,11 +66,7 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
                             else attrs)
         g["static_noise_dim"] = gcfg["static_noise_dim"] + cond.attr_width
     if gcfg["oscillators"] and gcfg["static_noise_dim"] > 0:
-        if attrs is not None and gcfg["oscillator_frequencies"] == "learned":
-            with nn.parameter_scope("G"):
-                osc = learned_oscillators(noise["static"], attrs, L, max_len)
-        else:
-            osc = oscillators(noise["static"], L, max_len)
+        osc = oscillators(noise["static"], L, max_len)
         if attrs is not None:  # measured: without the gains the attributes moved the frequency band only weakly
             with nn.parameter_scope("G"):
                 gain = oscillator_gain(attrs, osc.shape[2])
@@ -162,18 +137,17 @@ def projection(builder, dcfg, seqs, mask, attrs, train):
     return out
 
 
-def attribute_loss(seqs, mask, attrs, cond, width, scope="aux"):
+def attribute_loss(seqs, mask, attrs, cond, width):
     """The auxiliary attribute loss (AC-GAN, Odena et al. 2017): a small bidirectional SRU under scope "D/aux"
     predicts the attributes from a sequence (L, B, C); cross-entropy per categorical attribute's block, squared
     error of a sigmoid for numeric ones; mean over the batch, summed over attributes. D minimises it on real
     sequences (learning what each attribute looks like), G on its fakes for the attributes it was given: a
     direct gradient toward the asked-for attributes, which joining them to D's input alone gives only weakly
-    (measured on sines_classes: 37% of class-k samples classified as k after 2000 steps without it).
-    scope "twin": the same classifier under "D/twin", for the twin term of train.attribute_twin (graphs.py)."""
+    (measured on sines_classes: 37% of class-k samples classified as k after 2000 steps without it)."""
     from gan_sru.ops.sru import sru
 
     B = mask.shape[1]
-    with nn.parameter_scope("D"), nn.parameter_scope(scope):
+    with nn.parameter_scope("D"), nn.parameter_scope("aux"):
         h, _ = sru(seqs, width, num_layers=1, bidirectional=True, mask=mask, name="sru")
         pooled = F.sum(h, axis=0) / F.reshape(F.sum(mask, axis=0), (B, 1))
         out = PF.affine(F.leaky_relu(PF.affine(pooled, width, name="hidden"), 0.2), cond.attr_width, name="out")

@@ -76,10 +76,6 @@ SCHEMA = {
                                          "conditional runs: also feed sin, cos of pi (j + 1) t / (longest length) "
                                          "+ phase_j at every step, the phases from the per-sequence noise, "
                                          "scaled by gains learned per attribute value (gan_sru/conditioning.py)"),
-    "model.generator.oscillator_frequencies": Field("str", "fixed", ("fixed", "learned"),
-                                                    "oscillators with data.attributes: the bank's frequencies "
-                                                    "fixed, or learned per sequence from the attributes and the "
-                                                    "noise, in (0, pi) rad/step (gan_sru/conditioning.py)"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator
@@ -94,9 +90,9 @@ SCHEMA = {
                                             "runs with data.attributes: projection discriminator, logit + <V a, "
                                             "D's last hidden layer>, instead of a joined to every step"),
     "model.discriminator.spectral": Field("bool", False, None,
-                                          "projection D: also a head on each feature's magnitude spectrum (24 "
-                                          "frequencies pi f / 24) with its own attribute projection "
-                                          "(gan_sru/conditioning.py)"),
+                                          "with projection: also a head on each feature's magnitude spectrum "
+                                          "(24 frequencies pi f / 24) with its own attribute projection "
+                                          "(gan_sru/conditioning.py); no effect without projection"),
     "model.discriminator.num_layers": Field("int", 1, ">= 1", "stacked layers"),
     "model.discriminator.channels": Field("int", 64, ">= 1", "conv1d: channels per layer"),
     "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),
@@ -126,10 +122,6 @@ SCHEMA = {
     "train.attribute_loss_weight": Field("float", 1.0, ">= 0",
                                          "runs with data.attributes: weight of the auxiliary attribute classifier's "
                                          "loss (AC-GAN) in the D and G losses; 0: off"),
-    "train.attribute_twin": Field("bool", False, None,
-                                  "runs with data.attributes and an attribute loss: add a twin classifier that D "
-                                  "trains on the fakes and G maximises the loss of (TAC-GAN, Gong et al. 2019), "
-                                  "against AC-GAN's pull toward over-typical samples"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),
     "train.sample_every": Field("int", 250, ">= 1", "steps between sample pictures"),
     "train.log_every": Field("int", 25, ">= 1", "steps between log lines"),

@@ -55,10 +55,6 @@ class StepGraph:
             width = dcfg["hidden_size"]
             self.d_loss = self.d_loss + weight * attribute_loss(self.real, self.mask, self.attrs, cond, width)
             self.g_loss = self.g_loss + weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width)
-            if cfg["train"]["attribute_twin"]:  # TAC-GAN: a twin classifier of the fakes, which G works against
-                self.d_loss = self.d_loss + weight * attribute_loss(fake_d, self.mask, self.attrs, cond, width, "twin")
-                self.g_loss = self.g_loss - weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width,
-                                                                    "twin")
         self.d_loss.persistent = self.g_loss.persistent = True
 
     def feed(self, batch, noise):

@@ -58,51 +58,6 @@ def test_oscillator_gain_is_one_plus_a_linear_map_of_the_attributes_and_starts_a
     nn.clear_parameters()
 
 
-def _learned_reference(z, a, W, b, length):
-    """NumPy learned_oscillators: (L, B, 2 S) for static z (B, S), attributes a (B, A), W (A + S, S), b (S,)."""
-    w = np.pi / (1 + np.exp(-(np.concatenate([a, z], axis=1) @ W + b)))  # (B, S)
-    arg = np.arange(length)[:, None, None] * w[None] + (2 * np.pi / (1 + np.exp(-1.7 * z)))[None]
-    return np.concatenate([np.sin(arg), np.cos(arg)], axis=2)
-
-
-def test_learned_oscillators_start_at_the_fixed_bank_and_match_numpy_forward_and_backward():
-    from conftest import max_rel_err, numeric_grad
-
-    from gan_sru.conditioning import learned_oscillators
-
-    nn.clear_parameters()
-    rng = np.random.default_rng(3)
-    z = rng.standard_normal((3, 4)).astype(np.float32)
-    a = np.eye(2, dtype=np.float32)[[0, 1, 1]]
-    static, attrs = nn.Variable.from_numpy_array(z), nn.Variable.from_numpy_array(a)
-    out = learned_oscillators(static, attrs, 10, 12)
-    fixed = oscillators(static, 10, 12)
-    out.forward()
-    fixed.forward()
-    np.testing.assert_allclose(out.d, fixed.d, atol=2e-5)  # W starts at 0 and b at the fixed bank
-    params = nn.get_parameters()
-    W = rng.standard_normal((6, 4)).astype(np.float32) * 0.5
-    b = rng.standard_normal(4).astype(np.float32)
-    params["oscillator_frequency/affine/W"].d, params["oscillator_frequency/affine/b"].d = W, b
-    out.forward()
-    np.testing.assert_allclose(out.d, _learned_reference(z, a, W, b, 10), atol=5e-5)
-    # backward of sum(R * out) against central differences of the NumPy reference (float64)
-    R = rng.standard_normal(out.shape).astype(np.float32)
-    for p in params.values():
-        p.grad.zero()
-    out.backward(R)
-    W64, b64 = W.astype(np.float64), b.astype(np.float64)
-
-    def f():
-        return float((R * _learned_reference(z, a, W64, b64, 10)).sum())
-
-    for name, arr in (("W", W64), ("b", b64)):
-        grad = params[f"oscillator_frequency/affine/{name}"].g
-        num = np.array([numeric_grad(f, arr, idx) for idx in np.ndindex(arr.shape)]).reshape(arr.shape)
-        assert max_rel_err(grad, num) < 1e-3, (name, grad, num)
-    nn.clear_parameters()
-
-
 def _spectra_reference(x, m, nf):
     """NumPy magnitude_spectra of x (L, B, C), mask m (L, B) -> (B, C nf)."""
     n = m.sum(axis=0)[:, None]  # (B, 1)
