@@ -98,3 +98,31 @@ def test_magnitude_spectra_match_numpy_forward_and_backward_with_padding():
     num = np.array([numeric_grad(f, x, idx) for idx in np.ndindex(x.shape)]).reshape(x.shape)
     assert max_rel_err(seqs.g, num) < 1e-3
     assert np.abs(seqs.g[5:, 1]).max() == 0  # nothing flows into padding
+
+
+def test_spectral_projection_adds_a_head_and_an_attribute_projection_on_the_spectra():
+    from gan_sru.conditioning import magnitude_spectra
+
+    nn.clear_parameters()
+    cfg = load_config(None, ["model.discriminator.hidden_size=6", "model.discriminator.spectral=true"])
+    dcfg = dict(cfg["model"]["discriminator"])
+    rng = np.random.default_rng(5)
+    seqs = nn.Variable.from_numpy_array(rng.random((8, 4, 2)).astype(np.float32))
+    mask = nn.Variable.from_numpy_array(np.ones((8, 4), np.float32))
+    a = np.eye(3, dtype=np.float32)[[0, 2, 1, 2]]
+    attrs = nn.Variable.from_numpy_array(a)
+    builder = DISCRIMINATORS.lookup("sru_bi")
+    with nn.parameter_scope("D"):
+        logit = projection(builder, dcfg, seqs, mask, attrs, train=False)
+        plain, phi = builder(dcfg, seqs, mask, train=False, features=True)
+        p = {k: v.d for k, v in nn.get_parameters().items()}
+    spec = magnitude_spectra(seqs, mask)
+    for v in (logit, plain, phi, spec):
+        v.forward()
+    psi = spec.d @ p["spectral_head/affine/W"] + p["spectral_head/affine/b"]
+    psi = np.where(psi > 0, psi, 0.2 * psi)
+    expected = (plain.d[:, 0] + (a @ p["projection/affine/W"] * phi.d).sum(axis=1)
+                + psi @ p["spectral_output/affine/W"][:, 0] + p["spectral_output/affine/b"][0]
+                + (a @ p["spectral_projection/affine/W"] * psi).sum(axis=1))
+    np.testing.assert_allclose(logit.d[:, 0], expected, rtol=1e-5, atol=1e-5)
+    nn.clear_parameters()
