@@ -14,7 +14,8 @@ out as jitter or slow waves), and through the static input alone the class moved
 
 Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), or with
 model.discriminator.projection a projection discriminator (`projection`: the builder's last hidden layer, taken
-with features=True); plus the auxiliary attribute loss below.
+with features=True), with model.discriminator.spectral also a head on the magnitude spectra (`magnitude_spectra`);
+plus the auxiliary attribute loss below.
 """
 import nnabla as nn
 import nnabla.functions as F
