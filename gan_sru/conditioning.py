@@ -14,7 +14,8 @@ out as jitter or slow waves), and through the static input alone the class moved
 
 Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), or with
 model.discriminator.projection a projection discriminator (`projection`: the builder's last hidden layer, taken
-with features=True); plus the auxiliary attribute loss below.
+with features=True), with model.discriminator.spectral also a head on the magnitude spectra (`magnitude_spectra`);
+plus the auxiliary attribute loss below.
 """
 import nnabla as nn
 import nnabla.functions as F
@@ -99,12 +100,42 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
     return out, attrs, tau
 
 
+SPECTRAL_FREQS = 24  # w_f = pi f / 24, f = 1..24: 0.13 rad/step apart, about a 24-step sequence's resolution
+
+
+def magnitude_spectra(seqs, mask, num_freqs=SPECTRAL_FREQS):
+    """seqs (L, B, C), mask (L, B) -> (B, C num_freqs), feature-major: |sum_t m_t (x_t - mean) e^(-i w_f t)| / n
+    over the n valid steps, w_f = pi f / num_freqs, f = 1..num_freqs (a fixed grid, whatever the length)."""
+    L, B, C = seqs.shape
+    m = F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, C))
+    n = F.broadcast(F.reshape(F.sum(mask, axis=0), (B, 1)), (B, C))
+    mean = F.sum(seqs * m, axis=0) / n
+    x = (seqs - F.broadcast(F.reshape(mean, (1, B, C)), (L, B, C))) * m
+    x = F.reshape(F.transpose(x, (1, 2, 0)), (B * C, L))
+    arg = np.arange(L)[:, None] * (np.pi * np.arange(1, num_freqs + 1) / num_freqs)[None, :]  # (L, NF)
+    re = F.affine(x, nn.Variable.from_numpy_array(np.cos(arg).astype(np.float32)))
+    im = F.affine(x, nn.Variable.from_numpy_array(np.sin(arg).astype(np.float32)))
+    mag = F.pow_scalar(re * re + im * im + 1e-8, 0.5)  # (B C, NF); + 1e-8 keeps the gradient at 0 finite
+    count = F.reshape(n, (B * C, 1))
+    return F.reshape(mag / F.broadcast(count, (B * C, num_freqs)), (B, C * num_freqs))
+
+
 def projection(builder, dcfg, seqs, mask, attrs, train):
     """A projection discriminator (Miyato & Koyama 2018): logit(x) + <V a, phi(x)>, phi the builder's last hidden
-    layer (B, H), a the encoded attributes (B, W), V (W, H) learned (call under scope "D")."""
+    layer (B, H), a the encoded attributes (B, W), V (W, H) learned (call under scope "D").
+    With dcfg["spectral"], plus a second head on the magnitude spectra s(x) (`magnitude_spectra`):
+    + u . psi + <U a, psi>, psi = leaky_relu(A s(x)) (B, H): the class's frequency band is one input away
+    (measured on sines_classes: a recurrent D accepted c2 drawn as a slow plus a fast wave, whose std and mean
+    |step| are c2's but whose spectrum is not)."""
     logit, phi = builder(dcfg, seqs, mask, train=train, features=True)
     embed = PF.affine(attrs, phi.shape[1], with_bias=False, name="projection")
-    return logit + F.sum(embed * phi, axis=1, keepdims=True)
+    out = logit + F.sum(embed * phi, axis=1, keepdims=True)
+    if dcfg["spectral"]:
+        H = phi.shape[1]
+        psi = F.leaky_relu(PF.affine(magnitude_spectra(seqs, mask), H, name="spectral_head"), 0.2)
+        out = out + PF.affine(psi, 1, name="spectral_output") + F.sum(
+            PF.affine(attrs, H, with_bias=False, name="spectral_projection") * psi, axis=1, keepdims=True)
+    return out
 
 
 def attribute_loss(seqs, mask, attrs, cond, width):

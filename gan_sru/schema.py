@@ -92,6 +92,10 @@ SCHEMA = {
     "model.discriminator.projection": Field("bool", False, None,
                                             "runs with data.attributes: projection discriminator, logit + <V a, "
                                             "D's last hidden layer>, instead of a joined to every step"),
+    "model.discriminator.spectral": Field("bool", False, None,
+                                          "with projection: also a head on each feature's magnitude spectrum "
+                                          "(24 frequencies pi f / 24) with its own attribute projection "
+                                          "(gan_sru/conditioning.py); no effect without projection"),
     "model.discriminator.num_layers": Field("int", 1, ">= 1", "stacked layers"),
     "model.discriminator.channels": Field("int", 64, ">= 1", "conv1d: channels per layer"),
     "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),

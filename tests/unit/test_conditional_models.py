@@ -56,3 +56,73 @@ def test_oscillator_gain_is_one_plus_a_linear_map_of_the_attributes_and_starts_a
     gain.forward()
     np.testing.assert_allclose(gain.d, 1.0 + a @ W, rtol=1e-6)
     nn.clear_parameters()
+
+
+def _spectra_reference(x, m, nf):
+    """NumPy magnitude_spectra of x (L, B, C), mask m (L, B) -> (B, C nf)."""
+    n = m.sum(axis=0)[:, None]  # (B, 1)
+    mean = (x * m[:, :, None]).sum(axis=0) / n
+    xc = (x - mean[None]) * m[:, :, None]
+    w = np.pi * np.arange(1, nf + 1) / nf
+    e = np.exp(-1j * np.arange(len(x))[:, None] * w[None, :])  # (L, nf)
+    spec = np.abs(np.einsum("lbc,lf->bcf", xc, e)) / n[:, :, None]
+    return spec.reshape(x.shape[1], -1)
+
+
+def test_magnitude_spectra_match_numpy_forward_and_backward_with_padding():
+    from conftest import max_rel_err, numeric_grad
+
+    from gan_sru.conditioning import magnitude_spectra
+
+    rng = np.random.default_rng(4)
+    x = rng.random((7, 3, 2))
+    m = np.ones((7, 3))
+    m[5:, 1] = 0  # a shorter sequence: its padded steps are left out
+    seqs, mask = nn.Variable.from_numpy_array(x.astype(np.float32)), nn.Variable.from_numpy_array(m.astype(np.float32))
+    seqs.need_grad = True
+    out = magnitude_spectra(seqs, mask, num_freqs=5)
+    out.forward()
+    np.testing.assert_allclose(out.d, _spectra_reference(x, m, 5), atol=1e-5)
+    t = 4 * np.pi / 5 * np.arange(7)  # a pure cosine at w_4: its bin holds half the amplitude
+    pure = nn.Variable.from_numpy_array(np.broadcast_to(np.cos(t)[:, None, None], (7, 1, 1)).astype(np.float32))
+    one = magnitude_spectra(pure, nn.Variable.from_numpy_array(np.ones((7, 1), np.float32)), num_freqs=5)
+    one.forward()
+    assert one.d[0].argmax() == 3
+    R = rng.standard_normal(out.shape)
+    seqs.grad.zero()
+    out.backward(R.astype(np.float32))
+
+    def f():
+        return float((R * _spectra_reference(x, m, 5)).sum())
+
+    num = np.array([numeric_grad(f, x, idx) for idx in np.ndindex(x.shape)]).reshape(x.shape)
+    assert max_rel_err(seqs.g, num) < 1e-3
+    assert np.abs(seqs.g[5:, 1]).max() == 0  # nothing flows into padding
+
+
+def test_spectral_projection_adds_a_head_and_an_attribute_projection_on_the_spectra():
+    from gan_sru.conditioning import magnitude_spectra
+
+    nn.clear_parameters()
+    cfg = load_config(None, ["model.discriminator.hidden_size=6", "model.discriminator.spectral=true"])
+    dcfg = dict(cfg["model"]["discriminator"])
+    rng = np.random.default_rng(5)
+    seqs = nn.Variable.from_numpy_array(rng.random((8, 4, 2)).astype(np.float32))
+    mask = nn.Variable.from_numpy_array(np.ones((8, 4), np.float32))
+    a = np.eye(3, dtype=np.float32)[[0, 2, 1, 2]]
+    attrs = nn.Variable.from_numpy_array(a)
+    builder = DISCRIMINATORS.lookup("sru_bi")
+    with nn.parameter_scope("D"):
+        logit = projection(builder, dcfg, seqs, mask, attrs, train=False)
+        plain, phi = builder(dcfg, seqs, mask, train=False, features=True)
+        p = {k: v.d for k, v in nn.get_parameters().items()}
+    spec = magnitude_spectra(seqs, mask)
+    for v in (logit, plain, phi, spec):
+        v.forward()
+    psi = spec.d @ p["spectral_head/affine/W"] + p["spectral_head/affine/b"]
+    psi = np.where(psi > 0, psi, 0.2 * psi)
+    expected = (plain.d[:, 0] + (a @ p["projection/affine/W"] * phi.d).sum(axis=1)
+                + psi @ p["spectral_output/affine/W"][:, 0] + p["spectral_output/affine/b"][0]
+                + (a @ p["spectral_projection/affine/W"] * psi).sum(axis=1))
+    np.testing.assert_allclose(logit.d[:, 0], expected, rtol=1e-5, atol=1e-5)
+    nn.clear_parameters()
