@@ -164,11 +164,13 @@ def write_plot(doc, path):
         ax.set_title(name + (" (green: target)" if name == "discriminative" else ""))
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize="small")
-    long = sorted((e["length"], e["steps_per_second"], e["set"]) for e in entries)
-    ax = axes[-1]
-    ax.plot([t[0] for t in long], [t[1] for t in long], marker="o")
-    for length, speed, name in long:
-        ax.annotate(name, (length, speed), fontsize="small")
+    ax = axes[-1]  # the line: the 28-feature sets at their defaults (comparison rows and other widths as dots)
+    line = sorted((e["length"], e["steps_per_second"]) for e in entries
+                  if e["features"] == entries[0]["features"] and "(" not in e["set"])
+    ax.plot([t[0] for t in line], [t[1] for t in line], color="tab:blue")
+    for e in entries:
+        ax.plot(e["length"], e["steps_per_second"], marker="o", color="tab:blue")
+        ax.annotate(e["set"], (e["length"], e["steps_per_second"]), fontsize="x-small")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("sequence length")
     ax.set_title("training steps / s")

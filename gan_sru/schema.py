@@ -86,6 +86,9 @@ SCHEMA = {
     "model.discriminator.pooled_stats": Field("bool", False, None,
                                               "sru_bi: the head also reads each sequence's per-feature mean, std, "
                                               "mean |step| and feature correlations"),
+    "model.discriminator.step_features": Field("bool", False, None,
+                                               "sru_bi: a per-step layer leaky_relu(W [x_t, x_t - x_t-1]) before "
+                                               "the SRU, so that D scores roughness and local shape"),
     "model.discriminator.projection": Field("bool", False, None,
                                             "runs with data.attributes: projection discriminator, logit + <V a, "
                                             "D's last hidden layer>, instead of a joined to every step"),

@@ -33,3 +33,16 @@ def test_table_shows_every_score_next_to_its_floor_and_says_which_targets_are_me
     path = tmp_path / "q.png"
     quality.write_plot(doc, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_ablation_table_has_one_line_per_row_with_each_score_and_its_floor():
+    import quality_ablation
+
+    row = {"name": "dsf", "config": "configs/wide.yaml", "sets": ["model.discriminator.step_features=true"],
+           "steps": 1500, "disc": 0.2908, "disc_std": 0.0368, "pred": 0.0357, "cfid": 2.08, "corr": 2.566,
+           "floor": {"disc": 0.0192, "pred": 0.0281, "cfid": 0.077, "corr": 1.022}}
+    lines = quality_ablation.table([row, dict(row, name="cur", sets=[])]).splitlines()
+    assert len(lines) == 4
+    assert lines[2] == ("| dsf | configs/wide.yaml | model.discriminator.step_features=true | 1500 | "
+                        "0.291 ± 0.037 (floor 0.019) | 0.0357 (0.0281) | 2.08 (0.08) | 2.57 (1.02) |")
+    assert "| cur | configs/wide.yaml | (defaults) |" in lines[3]
