@@ -7,9 +7,9 @@
 Trains CONFIG with `--set` overrides for STEPS steps (train.py in a subprocess, into /tmp/gan_sru_ablation/NAME),
 then scores the last checkpoint with `evaluate_run` (fast protocol, N = 1000, 3 repeats, Context-FID's encoder
 300 iterations; the held-out floor computed once per config and cached next to the runs) and appends one line
-to benchmarks/results/quality_ablation.jsonl (`--table` renders them all as quality_ablation.md).
-Fixed steps rather than a time budget, so rows measured on a
-loaded machine compare; what the table in the README compares is benchmarks/quality.py's.
+to benchmarks/results/quality_ablation.jsonl (`--table` renders them all as quality_ablation.md). Fixed
+steps rather than a time budget, so rows measured on a loaded machine compare; what the table in the README
+compares is benchmarks/quality.py's.
 """
 import json
 import os
@@ -40,11 +40,14 @@ def table(rows):
 def write_table():
     with open(os.path.join(RESULTS, "quality_ablation.jsonl")) as f:
         rows = [json.loads(line) for line in f if line.strip()]
+    sys.path.insert(0, REPO)
+    from gan_sru.files import atomic_write_text
+
     text = table(rows)
     print(text, end="")
-    with open(os.path.join(RESULTS, "quality_ablation.md"), "w") as f:
-        f.write("Ablation rows (`benchmarks/quality_ablation.py`): fast protocol, N = 1000, 3 repeats; "
-                "fixed steps.\n\n" + text)
+    atomic_write_text(os.path.join(RESULTS, "quality_ablation.md"),
+                      "Ablation rows (`benchmarks/quality_ablation.py`): fast protocol, N = 1000, 3 repeats; "
+                      "fixed steps.\n\n" + text)
 
 
 def main():
