@@ -62,6 +62,12 @@ SCHEMA = {
     "model.generator.static_noise_dim": Field("int?", None, ">= 0",
                                               "noise features drawn once per sequence and fed at every step; "
                                               "null: from the data (size rules)"),
+    "model.generator.output_noise_dim": Field("int", 0, ">= 0",
+                                              "noise features per time step that bypass the SRU: mixed linearly "
+                                              "into every output feature before the output activation, scaled "
+                                              "per step and feature by softplus(affine(h)) (innovations of each "
+                                              "feature's own); they travel as the last channels of the step "
+                                              "noise; 0: off"),
     "model.generator.time_feature": Field("bool", True, None, "feed t / (longest length - 1) at every step"),
     "model.generator.highway_bias": Field("float", 0.0, None,
                                           "initial reset-gate bias; > 0 starts the output on the smoothed "
@@ -108,6 +114,13 @@ SCHEMA = {
     "train.n_critic": Field("int", 1, ">= 1", "discriminator updates per generator update"),
     "train.g_lr": Field("float", 0.001, "> 0", "generator Adam learning rate"),
     "train.d_lr": Field("float", 0.001, "> 0", "discriminator Adam learning rate"),
+    "train.lr_schedule": Field("str", "constant", ("constant", "linear", "cosine"),
+                               "both learning rates: constant, or decayed from train.lr_decay_start x train.steps "
+                               "to train.lr_end_factor x the rate at train.steps (linearly or on a half cosine)"),
+    "train.lr_decay_start": Field("float", 0.5, "[0, 1]",
+                                  "fraction of train.steps after which the learning-rate decay begins"),
+    "train.lr_end_factor": Field("float", 0.1, "[0, 1]",
+                                 "the learning rates at train.steps, as a fraction of g_lr and d_lr"),
     "train.beta1": Field("float", 0.5, "[0, 1)", "Adam beta1"),
     "train.beta2": Field("float", 0.999, "[0, 1)", "Adam beta2"),
     "train.g_ema": Field("float", 0.995, "[0, 1)",

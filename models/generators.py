@@ -8,9 +8,21 @@ from gan_sru.ops.sru import sru
 from gan_sru.registry import GENERATORS
 
 
+def output_noise(h, eps, num_features):
+    """h (L, B, H), eps (L, B, O) -> (L, B, C): softplus(affine(h)) * (eps A), A a learned (O, C) mixing; call
+    under G's scope. The scale starts near 0.05 (bias -3), so training starts from the noiseless generator."""
+    import nnabla.initializer as I
+
+    mixed = PF.affine(eps, num_features, base_axis=2, with_bias=False, name="output_noise_mix")
+    scale = F.softplus(PF.affine(h, num_features, base_axis=2, b_init=I.ConstantInitializer(-3.0),
+                                 name="output_noise_scale"))
+    return scale * mixed
+
+
 @GENERATORS.register("sru")
 def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="auto"):
-    """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine -> output activation.
+    """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine (+ output noise, see
+    output_noise) -> output activation.
 
     noise: dict of nn.Variable, step (L, B, Z) and static (B, S); mask (L, B); max_len: the longest training
     length (scales the time feature the same way in every bucket); impl: the SRU's, "auto" (fused recurrence,
@@ -20,7 +32,15 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
     matrix) what it needs to draw whole-sequence traits such as a sine's frequency and phase.
     """
     step = noise["step"]
-    L, B, _ = step.shape
+    L, B, width = step.shape
+    Z, O = gcfg["noise_dim"], gcfg.get("output_noise_dim", 0)
+    eps = None
+    if O:  # channels Z .. Z + O bypass the SRU (anything after them, e.g. oscillators, goes in)
+        eps = F.slice(step, start=(0, 0, Z), stop=(L, B, Z + O))
+        ins = [F.slice(step, start=(0, 0, 0), stop=(L, B, Z))]
+        if width > Z + O:
+            ins.append(F.slice(step, start=(0, 0, Z + O), stop=(L, B, width)))
+        step = F.concatenate(*ins, axis=2) if len(ins) > 1 else ins[0]
     parts = [step]
     if gcfg["static_noise_dim"] > 0:
         static = noise["static"]
@@ -35,6 +55,8 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
                    highway_bias=gcfg["highway_bias"], rescale=gcfg["highway_bias"] <= 0,
                    mask=mask, impl=impl, train=train, name="sru")
         out = PF.affine(h, num_features, base_axis=2, name="output")
+        if eps is not None:
+            out = out + output_noise(h, eps, num_features)
     out = F.sigmoid(out) if gcfg["output_activation"] == "sigmoid" else out
     # zero the padded steps, as the real batch is; an explicit broadcast first (a broadcasting Mul2 is slow)
     return out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))

@@ -45,6 +45,19 @@ def clip_global_norm(solver, params, max_norm):
     return norm
 
 
+def lr_factor(step, steps, schedule="constant", start=0.5, end=0.1):
+    """The learning rates' multiplier at `step` (a pure function of the step, so a resumed run continues the
+    schedule): 1 until start x steps, then down to `end` at `steps` (linearly or on a half cosine), `end` after."""
+    if schedule == "constant":
+        return 1.0
+    first = start * steps
+    if step <= first:
+        return 1.0
+    t = min(1.0, (step - first) / max(steps - first, 1e-12))
+    shape = t if schedule == "linear" else 0.5 * (1.0 - math.cos(math.pi * t))
+    return 1.0 - (1.0 - end) * shape
+
+
 # ---------------------------------------------------------------- the step
 
 class GanSteps:
@@ -113,6 +126,10 @@ class GanSteps:
         within the detached "g_step"). In the linked strategy G's forward is part of "d_step".
         """
         nn.seed(dropout_seed(self.cfg["seed"], step))
+        t = self.tcfg
+        f = lr_factor(step, t["steps"], t["lr_schedule"], t["lr_decay_start"], t["lr_end_factor"])
+        self.solver_g.set_learning_rate(t["g_lr"] * f)
+        self.solver_d.set_learning_rate(t["d_lr"] * f)
         obs = self.observer
         for k in range(self.tcfg["n_critic"]):
             batch, noise = self.inputs(step, k)

@@ -96,9 +96,9 @@ def test_padded_steps_of_fake_are_zero(tmp_path):
     assert np.all(g.fake.d[batch.mask == 1] > 0)  # sigmoid output
 
 
-def run_trainer(cfg, resume=False):
+def run_trainer(cfg, resume=False, abort_fn=None):
     nn.clear_parameters()
-    return Trainer(cfg, resume=resume, progress=False, out=open(os.devnull, "w")).train()
+    return Trainer(cfg, resume=resume, progress=False, out=open(os.devnull, "w"), abort_fn=abort_fn).train()
 
 
 def final_checkpoint(run_path):
@@ -107,14 +107,18 @@ def final_checkpoint(run_path):
 
 
 DROPOUT = ("model.generator.dropout=0.5", "model.generator.num_layers=3")
+COSINE = ("train.lr_schedule=cosine", "train.lr_decay_start=0.2", "train.lr_end_factor=0.05")
 
 
-@pytest.mark.parametrize("extra", [(), DROPOUT], ids=["no-dropout", "dropout"])
+@pytest.mark.parametrize("extra", [(), DROPOUT, COSINE], ids=["no-dropout", "dropout", "cosine-lr"])
 def test_resume_equals_uninterrupted_run(tmp_path, extra):
     straight = tiny_cfg(tmp_path, "name=straight", "train.steps=6", "train.checkpoint_every=3", *extra)
     path_a = run_trainer(straight)
-    first = tiny_cfg(tmp_path, "name=resumed", "train.steps=3", "train.checkpoint_every=3", *extra)
-    run_trainer(first)
+    # the first session is the same run stopped after step 3 (as by a signal): the learning-rate schedule
+    # depends on train.steps, so it must not change between the sessions
+    first = tiny_cfg(tmp_path, "name=resumed", "train.steps=6", "train.checkpoint_every=3", *extra)
+    done = []
+    run_trainer(first, abort_fn=lambda: done.append(1) or len(done) >= 3)
     np.random.rand(7)  # the global RNGs move on between sessions; the run must not depend on them
     nn.seed(1234)
     second = tiny_cfg(tmp_path, "name=resumed", "train.steps=6", "train.checkpoint_every=3", *extra)
@@ -165,6 +169,28 @@ def test_gradient_clipping_bounds_the_update(tmp_path):
     clipped = np.sqrt(sum(float(np.square(p.g).sum()) for p in steps.g_params.values()))
     assert clipped <= 1e-6 * (1 + 1e-4) and norm > 0
     assert any(not np.array_equal(before[k], v) for k, v in snapshot().items())
+
+
+@pytest.mark.parametrize("schedule", ["constant", "linear", "cosine"])
+def test_learning_rates_follow_the_schedule(tmp_path, schedule):
+    from gan_sru.train.steps import lr_factor
+
+    cfg = tiny_cfg(tmp_path, "train.steps=10", f"train.lr_schedule={schedule}", "train.lr_decay_start=0.4",
+                   "train.lr_end_factor=0.1", "train.g_lr=2e-3", "train.d_lr=1e-3")
+    steps = make_steps(cfg, "detached")
+    for step, expected in [(0, 1.0), (4, 1.0), (7, None), (10, 0.1)]:
+        steps.step(step)
+        f = lr_factor(step, 10, schedule, 0.4, 0.1)
+        if schedule == "constant":
+            assert f == 1.0
+        elif expected is not None:
+            assert f == pytest.approx(expected)
+        else:  # halfway through the decay: 1 - 0.9 t with t = 0.5 (linear), 1 - 0.9 (1 - cos(pi t)) / 2 (cosine)
+            assert f == pytest.approx(0.55)
+        assert steps.solver_g.learning_rate() == pytest.approx(2e-3 * f)
+        assert steps.solver_d.learning_rate() == pytest.approx(1e-3 * f)
+    quarter = lr_factor(3, 12, schedule, 0.0, 0.0)  # a quarter of the decay: the shapes differ there
+    assert quarter == pytest.approx({"constant": 1.0, "linear": 0.75, "cosine": 0.5 + 0.5 * np.cos(np.pi / 4)}[schedule])
 
 
 def test_wasserstein_clips_discriminator_weights(tmp_path):

@@ -38,10 +38,11 @@ TINY = ["data.num_sequences=64", "data.seq_len=8", "train.batch_size=8", "model.
         "model.generator.noise_dim=3", "model.discriminator.hidden_size=8", "train.steps=4",
         "train.checkpoint_every=2", "train.sample_every=1000", "train.log_every=2"]
 # every optional part of the generator: two directions, the 2018 form, layer norm, no per-sequence noise,
-# no time feature, identity output, a negative highway bias
+# no time feature, identity output, a negative highway bias, output noise (its channels follow the step noise's)
 FULL = ["model.generator.bidirectional=true", "model.generator.weight_c=true", "model.generator.layer_norm=true",
         "model.generator.static_noise_dim=0", "model.generator.time_feature=false",
-        "model.generator.output_activation=identity", "model.generator.highway_bias=-1.0"]
+        "model.generator.output_activation=identity", "model.generator.highway_bias=-1.0",
+        "model.generator.output_noise_dim=3"]
 TOL = 5e-5  # of each feature's range; see the module docstring
 B = 5
 LENGTHS = np.array([8, 3, 8, 5, 2])
