@@ -9,7 +9,7 @@ from gan_sru.registry import GENERATORS
 
 
 def output_noise(h, eps, num_features):
-    """h (L, B, H), eps (L, B, O) -> (L, B, C): softplus(affine(h)) * (eps A), A a learned (O, C) mixing; call
+    """h (L, B, H), eps (L, B, E) -> (L, B, C): softplus(affine(h)) * (eps A), A a learned (E, C) mixing; call
     under G's scope. The scale starts near 0.05 (bias -3), so training starts from the noiseless generator."""
     import nnabla.initializer as I
 
@@ -33,13 +33,13 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
     """
     step = noise["step"]
     L, B, width = step.shape
-    Z, O = gcfg["noise_dim"], gcfg.get("output_noise_dim", 0)
+    Z, E = gcfg["noise_dim"], gcfg.get("output_noise_dim", 0)
     eps = None
-    if O:  # channels Z .. Z + O bypass the SRU (anything after them, e.g. oscillators, goes in)
-        eps = F.slice(step, start=(0, 0, Z), stop=(L, B, Z + O))
+    if E:  # channels Z .. Z + E bypass the SRU (anything after them, e.g. oscillators, goes in)
+        eps = F.slice(step, start=(0, 0, Z), stop=(L, B, Z + E))
         ins = [F.slice(step, start=(0, 0, 0), stop=(L, B, Z))]
-        if width > Z + O:
-            ins.append(F.slice(step, start=(0, 0, Z + O), stop=(L, B, width)))
+        if width > Z + E:
+            ins.append(F.slice(step, start=(0, 0, Z + E), stop=(L, B, width)))
         step = F.concatenate(*ins, axis=2) if len(ins) > 1 else ins[0]
     parts = [step]
     if gcfg["static_noise_dim"] > 0:

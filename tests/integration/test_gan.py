@@ -190,7 +190,8 @@ def test_learning_rates_follow_the_schedule(tmp_path, schedule):
         assert steps.solver_g.learning_rate() == pytest.approx(2e-3 * f)
         assert steps.solver_d.learning_rate() == pytest.approx(1e-3 * f)
     quarter = lr_factor(3, 12, schedule, 0.0, 0.0)  # a quarter of the decay: the shapes differ there
-    assert quarter == pytest.approx({"constant": 1.0, "linear": 0.75, "cosine": 0.5 + 0.5 * np.cos(np.pi / 4)}[schedule])
+    shapes = {"constant": 1.0, "linear": 0.75, "cosine": 0.5 + 0.5 * np.cos(np.pi / 4)}
+    assert quarter == pytest.approx(shapes[schedule])
 
 
 def test_wasserstein_clips_discriminator_weights(tmp_path):

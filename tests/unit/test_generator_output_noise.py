@@ -7,8 +7,8 @@ import pytest
 import models  # noqa: F401  (fills the registries)
 from gan_sru.networks import generator_graph, noise_shapes, sample_noise
 
-L, B, C, Z, O = 6, 4, 3, 2, 5
-GCFG = dict(name="sru", noise_dim=Z, output_noise_dim=O, static_noise_dim=3, time_feature=True, highway_bias=0.0,
+L, B, C, Z, E = 6, 4, 3, 2, 5
+GCFG = dict(name="sru", noise_dim=Z, output_noise_dim=E, static_noise_dim=3, time_feature=True, highway_bias=0.0,
             hidden_size=8, num_layers=2, bidirectional=False, weight_c=False, layer_norm=False, dropout=0.0,
             oscillators=False, output_activation="identity")
 
@@ -29,11 +29,11 @@ def run(g, noise):
 
 
 def test_the_step_noise_carries_the_output_noise_as_its_last_channels():
-    assert noise_shapes(GCFG, L, B)["step"] == (L, B, Z + O)
+    assert noise_shapes(GCFG, L, B)["step"] == (L, B, Z + E)
     assert noise_shapes(dict(GCFG, output_noise_dim=0), L, B)["step"] == (L, B, Z)
     g = build()
     params = nn.get_parameters()
-    assert params["G/generator/output_noise_mix/affine/W"].shape == (O, C)
+    assert params["G/generator/output_noise_mix/affine/W"].shape == (E, C)
     assert params["G/generator/output_noise_scale/affine/W"].shape == (8, C)
     np.testing.assert_array_equal(params["G/generator/output_noise_scale/affine/b"].d, -3.0)
     assert g.fake.shape == (L, B, C)
@@ -44,7 +44,7 @@ def test_output_noise_acts_at_its_own_step_and_equals_scale_times_mix():
     noise = sample_noise(GCFG, L, B, np.random.default_rng(0))
     base = run(g, noise)
     # an output noise channel changed at step t changes the output at step t only, by softplus(affine(h_t)) (d A)
-    t, delta = 2, np.zeros((O,), np.float32)
+    t, delta = 2, np.zeros((E,), np.float32)
     delta[1] = 1.5
     moved = {k: v.copy() for k, v in noise.items()}
     moved["step"][t, :, Z:] += delta
