@@ -129,6 +129,13 @@ SCHEMA = {
     "train.moment_loss": Field("float", 0.0, ">= 0",
                                "weight of G's moment-matching term (per-feature mean and std, lag-0 feature "
                                "correlations of the batch; train/losses.py); 0: off"),
+    "train.class_moment_loss": Field("float", 0.0, ">= 0",
+                                     "runs with a categorical attribute: weight of the moment loss computed "
+                                     "within each of the first categorical attribute's classes and averaged "
+                                     "(train/losses.py); 0: off"),
+    "train.innovation_loss": Field("float", 0.0, ">= 0",
+                                   "weight of G's step-change term (per-feature std and the C x C correlations of "
+                                   "x_t - x_t-1 over the batch; train/losses.py); 0: off"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",

@@ -90,6 +90,13 @@ class Encoding:
             start += k
         return out
 
+    def class_block(self):
+        """(start, stop) of the first categorical attribute (the class) in the encoded attributes, or None."""
+        for a, block in zip(self.attributes, self.attr_blocks()):
+            if a["kind"] == "categorical":
+                return block
+        return None
+
     # ------------------------------------------------------------ fitting
     @classmethod
     def fit(cls, extras, num_continuous, max_categories, source):

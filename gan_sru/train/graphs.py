@@ -8,11 +8,12 @@ and D sees it through two unlinked views: `fake_d` (need_grad=False) for the D l
 runs forward again for the G step) are the usual alternatives, kept for comparison (`gan-sru profile`).
 """
 import nnabla as nn
+import nnabla.functions as F
 
 from gan_sru.networks import discriminator, generator_graph
 from gan_sru.registry import STRATEGIES
 
-from .losses import d_loss_fn, g_loss_fn, moment_loss
+from .losses import class_moment_loss, d_loss_fn, g_loss_fn, innovation_loss, moment_loss
 
 
 class StepGraph:
@@ -48,6 +49,14 @@ class StepGraph:
         self.g_loss = g_loss_fn(loss, d_gen)
         if cfg["train"]["moment_loss"] > 0:
             self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask)
+        if cfg["train"]["innovation_loss"] > 0 and length >= 2:
+            self.g_loss = self.g_loss + cfg["train"]["innovation_loss"] * innovation_loss(self.fake_g, self.real,
+                                                                                          self.mask)
+        weight = cfg["train"]["class_moment_loss"]
+        if self.attrs is not None and weight > 0 and cond.class_block() is not None:
+            s, e = cond.class_block()
+            onehot = F.slice(self.attrs, start=(0, s), stop=(batch_size, e))
+            self.g_loss = self.g_loss + weight * class_moment_loss(self.fake_g, self.real, self.mask, onehot)
         weight = cfg["train"]["attribute_loss_weight"]
         if self.attrs is not None and weight > 0:  # the auxiliary attribute classifier (gan_sru/conditioning.py)
             from gan_sru.conditioning import attribute_loss

@@ -1,7 +1,7 @@
 """Conditioning works (issue #13): after a short CPU training on the class-conditional set, samples generated for
-class k are classified as k by a classifier trained on real data (>= 95% for every class in 3 of 5 seeds at
-these sizes, >= 0.92 in all; the bound below allows for the seed spread), and the per-step
-state's Markov chain is reproduced."""
+class k are classified as k by a classifier trained on real data, and the per-step state's Markov chain is
+reproduced. The issue's ">= 95% for every class" is measured across training seeds by
+benchmarks/conditional_accuracy.py (5 of 5 seeds at these sizes); the bounds below sit under that spread."""
 import numpy as np
 import pytest
 
@@ -40,18 +40,17 @@ def test_class_conditional_samples_are_classified_as_their_class_and_keep_the_st
     fake = generate_cut(run, np.full(len(y), 24), seed=1, attrs=attrs)
     pred = clf.predict(class_features([s[:, :C] for s in fake]))
     per_class = [float((pred[y == k] == k).mean()) for k in range(len(labels))]
-    # Measured at these sizes (AMD EPYC), seeds 0-4: per-class minimum 0.957 / 0.963 / 0.960 / 0.930 / 0.923,
-    # mean 0.967 / 0.980 / 0.982 / 0.961 / 0.949; an unconditioned G scores ~1/3. Another CPU's float rounding
-    # is another trajectory, so the bound sits below the seed spread: the mean at issue #13's 95% less that
-    # spread, every class >= 0.85 (full size: 0.994 / 0.970 / 0.970 at seed 0, 0.993 / 0.957 / 0.933 at seed 1).
-    assert min(per_class) >= 0.85 and np.mean(per_class) >= 0.92, per_class
+    # Measured at these sizes (AMD EPYC, benchmarks/conditional_accuracy.py), seeds 0-4: per-class minimum
+    # 0.987 / 0.970 / 0.973 / 0.960 / 0.957, mean 0.991 / 0.979 / 0.989 / 0.982 / 0.978; an unconditioned G
+    # scores ~1/3. Another CPU's float rounding is another trajectory, so the bounds sit below the seed spread.
+    assert min(per_class) >= 0.92 and np.mean(per_class) >= 0.95, per_class
 
     # the state chain: ~900 x 23 generated transitions, sampling error of an entry < 0.01; the tolerance (mean
-    # row total variation 0.1) is the GAN's error, and still tells the sticky chain (0.9 on the diagonal) from
-    # a memoryless one (row TV 0.55 from the stationary rows)
+    # row total variation 0.05; measured 0.007-0.012 over seeds 0-4) is the GAN's error, and still tells the
+    # sticky chain (0.9 on the diagonal) from a memoryless one (row TV 0.55 from the stationary rows)
     states = enc.categorical[0]
     order = [states.labels.index(s) for s in ("low", "mid", "high")]  # TRANSITION's order
     codes = [enc.step_codes(s)[:, 0] for s in fake]
     P = transition_matrix(codes, len(states))[np.ix_(order, order)]
     row_tv = 0.5 * np.abs(P - TRANSITION).sum(axis=1)
-    assert row_tv.mean() <= 0.1, (P, row_tv)
+    assert row_tv.mean() <= 0.05, (P, row_tv)

@@ -73,3 +73,93 @@ def test_moment_loss_gradient_matches_finite_differences():
         idx = (t, b, int(rng.integers(fake.shape[2])))
         num = numeric_grad(lambda: _reference(x, real, mask), x, idx)
         assert max_rel_err(grad[idx], num) < 2e-2 or abs(grad[idx] - num) < 1e-4, (idx, grad[idx], num)
+
+
+# ---------------------------------------------------------------- the step-change term
+
+def _innovation_reference(fake, real, mask):
+    """NumPy: per-feature std and correlation matrix of x_t - x_(t-1) over pairs of consecutive valid steps."""
+    pairs = mask[1:].astype(bool) & mask[:-1].astype(bool)
+
+    def stats(x):
+        d = (x[1:] - x[:-1])[pairs]  # (N, C)
+        return d.std(0), np.corrcoef(d, rowvar=False)
+
+    (sf, cf), (sr, cr) = stats(fake), stats(real)
+    return np.abs(sf - sr).mean() + np.abs(cf - cr).mean()
+
+
+def _innovation_graph(fake, real, mask):
+    from gan_sru.train.losses import innovation_loss
+
+    f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
+    f.need_grad = True
+    return f, innovation_loss(f, r, m)
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_innovation_loss_equals_numpy(padded):
+    fake, real, mask = _data(np.random.default_rng(4), padded=padded)
+    _, loss = _innovation_graph(fake, real, mask)
+    loss.forward()
+    assert abs(float(loss.d) - _innovation_reference(fake, real, mask)) < 1e-5
+
+
+def test_innovation_loss_is_zero_for_the_same_batch_and_grows_when_time_is_shuffled():
+    # the same values per sequence, reordered in time: every lag-0 moment is the real batch's, the changes are not
+    rng = np.random.default_rng(5)
+    L, B, C = 12, 16, 3
+    walk = np.cumsum(rng.standard_normal((L, B, C)) @ np.array([[1, .8, 0], [0, .6, 0], [0, 0, 1.]]), axis=0)
+    real = (0.05 * walk + 0.5).astype(np.float32)
+    shuffled = real[rng.permutation(L)]
+    mask = np.ones((L, B), np.float32)
+    values = []
+    for fake in (real, shuffled):
+        _, loss = _innovation_graph(fake, real, mask)
+        loss.forward()
+        values.append(float(loss.d))
+    assert values[0] < 1e-5 and values[1] > 0.05, values
+
+
+def test_innovation_loss_gradient_matches_finite_differences():
+    fake, real, mask = _data(np.random.default_rng(6))
+    f, loss = _innovation_graph(fake, real, mask)
+    f.grad.zero()
+    loss.forward()
+    loss.backward()
+    grad = f.g.copy()
+    x = fake.astype(np.float64)
+    rng = np.random.default_rng(7)
+    valid = np.argwhere(mask.astype(bool))
+    for k in rng.choice(len(valid), 8, replace=False):
+        t, b = valid[k]
+        idx = (t, b, int(rng.integers(fake.shape[2])))
+        num = numeric_grad(lambda: _innovation_reference(x, real, mask), x, idx)
+        assert max_rel_err(grad[idx], num) < 2e-2 or abs(grad[idx] - num) < 1e-4, (idx, grad[idx], num)
+
+
+# ---------------------------------------------------------------- the moment loss within each class
+
+def test_class_moment_loss_is_the_mean_over_classes_of_the_moment_loss_within_each():
+    from gan_sru.train.losses import class_moment_loss
+
+    def value(fn, *arrays):
+        v = fn(*(nn.Variable.from_numpy_array(x) for x in arrays))
+        v.forward()
+        return float(v.d)
+
+    fake, real, mask = _data(np.random.default_rng(8), L=6, B=9, C=3)
+    classes = np.array([0, 1, 0, 1, 0, 1, 0, 1, 1])  # class 2 is absent from the batch: it adds 0
+    onehot = np.eye(3, dtype=np.float32)[classes]
+    expected = sum(_reference(fake[:, classes == k], real[:, classes == k], mask[:, classes == k])
+                   for k in (0, 1)) / 3
+    assert abs(value(class_moment_loss, fake, real, mask, onehot) - expected) < 1e-5
+
+    # each class's fakes are the other class's real rows: the batch's moments are the real batch's, the classes'
+    # are not
+    even = np.array([0, 1] * 4)
+    real2, mask2 = real[:, :8] + 0.3 * even[None, :, None], np.ones((6, 8), np.float32)
+    fake2 = real2.copy()
+    fake2[:, even == 0], fake2[:, even == 1] = real2[:, even == 1], real2[:, even == 0]
+    assert value(moment_loss, fake2, real2, mask2) < 1e-5
+    assert value(class_moment_loss, fake2, real2, mask2, np.eye(2, dtype=np.float32)[even]) > 0.1

@@ -1,0 +1,183 @@
+"""Issue #13's target across training seeds: samples made for class k classified as k (>= 95% for every class).
+
+    .venv/bin/python benchmarks/conditional_accuracy.py SEED [SEED ...] [--full] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/conditional_accuracy.py --table     # every row so far: prints it, writes .md/.png
+
+Trains configs/sines_classes.yaml per seed (by default at the sizes of the slow test
+tests/integration/test_conditional_training.py: 2000 sequences, 2 features, hidden 32, batch 64, 3000 steps;
+--full: the config as it is, what `make train-classes` trains), into /tmp/gan_sru_conditional/, then follows
+the test's protocol at every checkpoint from step 2000: a multinomial logistic regression on spectra and step
+statistics trained on the real training split, 300 samples generated per class (generation seed 1), the share
+of class k's samples it calls k, and the mean row total variation of the generated state chain's transition
+matrix against the true one. Appends one JSON line per seed to benchmarks/results/conditional_accuracy.jsonl;
+`--table` renders them (the last checkpoint's figures, and the minimum over classes) as
+conditional_accuracy.md and a picture, conditional_accuracy.png. Run two processes with different seeds to use
+two cores. Every row names the CPU.
+"""
+import json
+import os
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+RESULTS = os.path.join(REPO, "benchmarks", "results")
+RUN_DIR = "/tmp/gan_sru_conditional"
+JSONL = os.path.join(RESULTS, "conditional_accuracy.jsonl")
+PER_CLASS = 300
+TARGET = 0.95
+
+
+def test_sizes():
+    """The slow test's overrides (one source: the test module)."""
+    sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+    from test_conditional_training import OVERRIDES
+
+    return list(OVERRIDES)
+
+
+def score(path, step, clf, cfg_enc):
+    """(per-class accuracy, mean row TV of the state chain) of checkpoint `step` (the test's protocol)."""
+    import numpy as np
+
+    from gan_sru.commands.generate import generate_cut
+    from gan_sru.data.builtin_classes import TRANSITION
+    from gan_sru.metrics.conditional import class_features, transition_matrix
+    from gan_sru.sampling import TrainedRun
+
+    run = TrainedRun(path, step)
+    enc, C = cfg_enc, cfg_enc.num_continuous
+    K = len(enc.attributes[0]["categories"])
+    y = np.repeat(np.arange(K), PER_CLASS)
+    fake = generate_cut(run, np.full(len(y), run.cfg["data"]["seq_len"]), seed=1,
+                        attrs=np.eye(K, dtype=np.float32)[y])
+    pred = clf.predict(class_features([s[:, :C] for s in fake]))
+    per_class = [round(float((pred[y == k] == k).mean()), 4) for k in range(K)]
+    states = enc.categorical[0]
+    order = [states.labels.index(s) for s in ("low", "mid", "high")]
+    P = transition_matrix([enc.step_codes(s)[:, 0] for s in fake], len(states))[np.ix_(order, order)]
+    return per_class, round(float((0.5 * np.abs(P - TRANSITION).sum(axis=1)).mean()), 4)
+
+
+def run_seed(seed, full, sets):
+    from quality import cpu_model
+
+    import models  # noqa: F401  (fills the registries)
+    from gan_sru.commands.generate import training_split
+    from gan_sru.config import load_config
+    from gan_sru.metrics.conditional import LogisticClassifier, class_features
+    from gan_sru.sampling import TrainedRun
+    from gan_sru.train import Trainer
+
+    size = "full" if full else "test"
+    name = f"{size}_seed{seed}"
+    overrides = ([] if full else test_sizes()) + list(sets) + [
+        f"seed={seed}", f"run_dir={RUN_DIR}", f"name={name}", "train.checkpoint_every=500",
+        "train.sample_every=1000000"]
+    cfg = load_config(os.path.join(REPO, "configs", "sines_classes.yaml"), overrides)
+    run_path = os.path.join(RUN_DIR, name)
+    if os.path.exists(run_path):
+        import shutil
+        shutil.rmtree(run_path)
+    t0 = time.time()
+    with open(os.devnull, "w") as quiet:
+        path = Trainer(cfg, progress=False, out=quiet).train()
+    train_s = time.time() - t0
+    run = TrainedRun(path)
+    enc = run.encoding
+    train, _ = training_split(run.cfg)
+    clf = LogisticClassifier(len(enc.attributes[0]["categories"])).fit(
+        class_features([s[:, :enc.num_continuous] for s in train.sequences]), train.attributes.argmax(axis=1))
+    checkpoints = {}
+    for step in run.checkpoints:
+        if step >= 2000:
+            per_class, tv = score(path, step, clf, enc)
+            checkpoints[str(step)] = dict(per_class=per_class, state_row_tv=tv)
+            print(f"  seed {seed} step {step}: per class {per_class}, state row TV {tv}", flush=True)
+    row = dict(size=size, seed=seed, sets=list(sets), steps=cfg["train"]["steps"], train_s=round(train_s, 1),
+               cpu=cpu_model(), checkpoints=checkpoints, final=checkpoints[str(max(run.checkpoints))])
+    with open(JSONL, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    return row
+
+
+def read_rows():
+    with open(JSONL) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def table(rows):
+    lines = ["| size | seed | overrides | steps | c0 | c1 | c2 | min | >= 0.95 | state row TV | training s | CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        pc = r["final"]["per_class"]
+        lines.append(f"| {r['size']} | {r['seed']} | {' '.join(r['sets']) or '(config)'} | {r['steps']} | "
+                     + " | ".join(f"{a:.3f}" for a in pc)
+                     + f" | {min(pc):.3f} | {'yes' if min(pc) >= TARGET else 'no'} | {r['final']['state_row_tv']:.3f}"
+                     f" | {r['train_s']:.0f} | {r['cpu']} |")
+    return "\n".join(lines) + "\n"
+
+
+def picture(rows, path):
+    """Per row (size, seed): each class's accuracy at the last checkpoint, the 0.95 target as a line."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from gan_sru.files import atomic_write
+
+    fig = Figure(figsize=(max(6, 0.6 * len(rows) + 2), 3.6))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    K = len(rows[0]["final"]["per_class"])
+    width = 0.8 / K
+    for k in range(K):
+        ax.bar([i + (k - (K - 1) / 2) * width for i in range(len(rows))],
+               [r["final"]["per_class"][k] for r in rows], width, label=f"c{k}")
+    ax.axhline(TARGET, color="k", lw=1, ls="--", label="target 0.95")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([f"{r['size']}\nseed {r['seed']}" + ("\n" + " ".join(r["sets"]) if r["sets"] else "")
+                        for r in rows], fontsize=7)
+    ax.set_ylim(min(0.85, min(min(r["final"]["per_class"]) for r in rows) - 0.02), 1.0)
+    ax.set_ylabel("samples of class k called k")
+    ax.set_title(f"sines_classes: per-class accuracy of generated samples ({rows[0]['cpu']})", fontsize=9)
+    ax.legend(fontsize=7, ncol=K + 1, loc="lower right")
+    fig.tight_layout()
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
+
+
+def write_table():
+    from gan_sru.files import atomic_write_text
+
+    rows = read_rows()
+    text = table(rows)
+    print(text, end="")
+    atomic_write_text(os.path.join(RESULTS, "conditional_accuracy.md"),
+                      "Per-class accuracy of generated samples (`benchmarks/conditional_accuracy.py`): the slow "
+                      "test's protocol, 300 samples per class, last checkpoint.\n\n" + text)
+    picture(rows, os.path.join(RESULTS, "conditional_accuracy.png"))
+
+
+def main(argv):
+    if argv == ["--table"]:
+        return write_table()
+    full = "--full" in argv
+    argv = [a for a in argv if a != "--full"]
+    sets, seeds = [], []
+    while argv:
+        a = argv.pop(0)
+        if a == "--set":
+            sets.append(argv.pop(0))
+        else:
+            seeds.append(int(a))
+    if not seeds:
+        raise SystemExit(__doc__)
+    os.makedirs(RESULTS, exist_ok=True)
+    for seed in seeds:
+        row = run_seed(seed, full, sets)
+        print(json.dumps({k: row[k] for k in ("size", "seed", "final", "train_s")}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
