@@ -126,7 +126,7 @@ def picture(rows, path):
 
     from gan_sru.files import atomic_write
 
-    fig = Figure(figsize=(max(6, 0.6 * len(rows) + 2), 3.6))
+    fig = Figure(figsize=(max(6, 0.8 * len(rows) + 2), 4.2))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     K = len(rows[0]["final"]["per_class"])
@@ -136,21 +136,22 @@ def picture(rows, path):
                [r["final"]["per_class"][k] for r in rows], width, label=f"c{k}")
     ax.axhline(TARGET, color="k", lw=1, ls="--", label="target 0.95")
     ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels([f"{r['size']}\nseed {r['seed']}" + ("\n" + " ".join(r["sets"]) if r["sets"] else "")
-                        for r in rows], fontsize=7)
+    # train.class_moment_loss=1.0 -> class_moment_loss=1.0
+    short = [" ".join(x.split("=")[0].split(".")[-1] + "=" + x.split("=", 1)[1] for x in r["sets"]) for r in rows]
+    ax.set_xticklabels([f"{r['size']}\nseed {r['seed']}" + ("\n" + "\n".join(x.split("=")) if x else "")
+                        for r, x in zip(rows, short)], fontsize=7)
     ax.set_ylim(min(0.85, min(min(r["final"]["per_class"]) for r in rows) - 0.02), 1.0)
     ax.set_ylabel("samples of class k called k")
     ax.set_title(f"sines_classes: per-class accuracy of generated samples ({rows[0]['cpu']})", fontsize=9)
-    ax.legend(fontsize=7, ncol=K + 1, loc="lower right")
+    ax.legend(fontsize=7, ncol=K + 1, loc="upper center", bbox_to_anchor=(0.5, -0.28))
     fig.tight_layout()
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=110)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=110))
 
 
 def write_table():
     from gan_sru.files import atomic_write_text
 
-    rows = read_rows()
+    rows = sorted(read_rows(), key=lambda r: (r["size"] != "test", r["sets"], r["seed"]))
     text = table(rows)
     print(text, end="")
     atomic_write_text(os.path.join(RESULTS, "conditional_accuracy.md"),
