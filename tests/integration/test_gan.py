@@ -300,3 +300,21 @@ def test_callbacks_observe_every_step_and_abort_stops_with_a_checkpoint(tmp_path
     trainer.train()
     assert trainer.aborted and seen == [(1, True), (2, True), (3, True), (4, True)]
     assert final_checkpoint(trainer.run.path).meta["step"] == 4
+
+
+COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "train.batch_size=12",
+             "model.generator.hidden_size=8", "model.discriminator.hidden_size=8", "train.moment_loss=0"]
+
+
+@pytest.mark.parametrize("key, config, extra", [
+    ("train.innovation_loss", "configs/sines.yaml", TINY),
+    ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
+])
+def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
+    """Same parameters, batch and noise: the term adds a positive amount to G's loss and leaves D's alone."""
+    losses = {}
+    for weight in (0, 1):
+        cfg = load_config(config, list(extra) + [f"run_dir={tmp_path}", f"{key}={weight}"])
+        losses[weight] = make_steps(cfg, "detached").step(0)
+    (d0, g0), (d1, g1) = losses[0], losses[1]
+    assert d1 == pytest.approx(d0, rel=1e-6) and g1 > g0 + 1e-4, losses
