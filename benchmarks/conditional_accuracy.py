@@ -16,6 +16,7 @@ two cores. Every row names the CPU.
 """
 import json
 import os
+import re
 import sys
 import time
 
@@ -37,17 +38,18 @@ def test_sizes():
     return list(OVERRIDES)
 
 
-def score(path, step, clf, cfg_enc):
+def score(path, step, clf):
     """(per-class accuracy, mean row TV of the state chain) of checkpoint `step` (the test's protocol)."""
     import numpy as np
 
     from gan_sru.commands.generate import generate_cut
-    from gan_sru.data.builtin_classes import TRANSITION
+    from gan_sru.data.builtin_classes import STATES, TRANSITION
     from gan_sru.metrics.conditional import class_features, transition_matrix
     from gan_sru.sampling import TrainedRun
 
     run = TrainedRun(path, step)
-    enc, C = cfg_enc, cfg_enc.num_continuous
+    enc = run.encoding
+    C = enc.num_continuous
     K = len(enc.attributes[0]["categories"])
     y = np.repeat(np.arange(K), PER_CLASS)
     fake = generate_cut(run, np.full(len(y), run.cfg["data"]["seq_len"]), seed=1,
@@ -55,7 +57,7 @@ def score(path, step, clf, cfg_enc):
     pred = clf.predict(class_features([s[:, :C] for s in fake]))
     per_class = [round(float((pred[y == k] == k).mean()), 4) for k in range(K)]
     states = enc.categorical[0]
-    order = [states.labels.index(s) for s in ("low", "mid", "high")]
+    order = [states.labels.index(s) for s in STATES]  # TRANSITION's order
     P = transition_matrix([enc.step_codes(s)[:, 0] for s in fake], len(states))[np.ix_(order, order)]
     return per_class, round(float((0.5 * np.abs(P - TRANSITION).sum(axis=1)).mean()), 4)
 
@@ -71,7 +73,10 @@ def run_seed(seed, full, sets):
     from gan_sru.train import Trainer
 
     size = "full" if full else "test"
-    name = f"{size}_seed{seed}"
+    # one folder per (size, overrides, seed): rows with other overrides must not overwrite each other's runs
+    short = [x.partition("=")[0].split(".")[-1] + "=" + x.partition("=")[2] for x in sets]
+    suffix = "".join("_" + re.sub(r"[^A-Za-z0-9.=-]+", "-", x) for x in short)
+    name = f"{size}{suffix}_seed{seed}"
     overrides = ([] if full else test_sizes()) + list(sets) + [
         f"seed={seed}", f"run_dir={RUN_DIR}", f"name={name}", "train.checkpoint_every=500",
         "train.sample_every=1000000"]
@@ -92,7 +97,7 @@ def run_seed(seed, full, sets):
     checkpoints = {}
     for step in run.checkpoints:
         if step >= 2000:
-            per_class, tv = score(path, step, clf, enc)
+            per_class, tv = score(path, step, clf)
             checkpoints[str(step)] = dict(per_class=per_class, state_row_tv=tv)
             print(f"  seed {seed} step {step}: per class {per_class}, state row TV {tv}", flush=True)
     row = dict(size=size, seed=seed, sets=list(sets), steps=cfg["train"]["steps"], train_s=round(train_s, 1),

@@ -53,8 +53,9 @@ class StepGraph:
             self.g_loss = self.g_loss + cfg["train"]["innovation_loss"] * innovation_loss(self.fake_g, self.real,
                                                                                           self.mask)
         weight = cfg["train"]["class_moment_loss"]
-        if self.attrs is not None and weight > 0 and cond.class_block() is not None:
-            s, e = cond.class_block()
+        block = cond.class_block() if self.attrs is not None and weight > 0 else None
+        if block is not None:
+            s, e = block
             onehot = F.slice(self.attrs, start=(0, s), stop=(batch_size, e))
             self.g_loss = self.g_loss + weight * class_moment_loss(self.fake_g, self.real, self.mask, onehot)
         weight = cfg["train"]["attribute_loss_weight"]
