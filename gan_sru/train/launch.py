@@ -18,8 +18,9 @@ def start(context="cpu", type_config="float", env=None):
     try:
         return _start(launch, context, type_config)
     except GanSruError:
-        if launch.rank != 0:  # every rank fails alike here, with no working MPI to agree over: rank 0 reports
-            raise SystemExit(2) from None
+        if launch.rank != 0:  # every rank fails alike here, with no working MPI to agree over: rank 0 reports,
+            raise SystemExit(0) from None  # the others leave quietly (a failing rank would get rank 0 killed
+            # by the launcher before its message is out; the job fails with rank 0's status)
         raise
 
 
