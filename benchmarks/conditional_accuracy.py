@@ -173,6 +173,9 @@ def main(argv):
     sets, seeds = [], []
     while argv:
         a = argv.pop(0)
+        if a in ("-h", "--help") or not a.isdigit() and a != "--set":
+            raise SystemExit(__doc__ if a in ("-h", "--help") else f"{a!r}: expected a seed (an integer), "
+                             f"--set KEY=VALUE, --full or --table\n\n{__doc__}")
         if a == "--set":
             sets.append(argv.pop(0))
         else:

@@ -34,17 +34,35 @@ def join_attributes(seqs, attrs, mask):
     return F.concatenate(seqs, a * m, axis=2)
 
 
-def oscillators(static, length, max_len):
+def oscillators(static, length, max_len, tuning=None):
     """static (B, S) standard normal -> (L, B, 2 S): sin and cos of w_j t + phi_j, w_j = pi (j + 1) / max_len,
     phi_j = 2 pi sigmoid(1.7 z_j) (about uniform): a bank of random-phase oscillators drawn from G's per-sequence
     noise. An SRU cell is a leaky integrator and cannot oscillate; with this bank its gates (functions of the
-    attributes and the noise) select a frequency band, and the phase is random per sequence as in the data."""
+    attributes and the noise) select a frequency band, and the phase is random per sequence as in the data.
+    tuning: None, or (B, S) u: each sequence's frequencies are w_j exp(tanh(u_j)), within a factor e of the grid
+    (see `oscillator_tuning`)."""
     B, S = static.shape
     w = (np.pi * np.arange(1, S + 1) / max(max_len, 1)).astype(np.float32)
-    wt = nn.Variable.from_numpy_array(np.arange(length, dtype=np.float32)[:, None, None] * w[None, None, :])
+    t = np.arange(length, dtype=np.float32)[:, None, None]
+    if tuning is None:
+        wt = F.broadcast(nn.Variable.from_numpy_array(t * w[None, None, :]), (length, B, S))
+    else:
+        freq = F.reshape(F.exp(F.tanh(tuning)) * F.broadcast(nn.Variable.from_numpy_array(w[None, :]), (B, S)),
+                         (1, B, S))
+        wt = F.broadcast(nn.Variable.from_numpy_array(t), (length, B, S)) * F.broadcast(freq, (length, B, S))
     phase = F.reshape(2 * np.pi * F.sigmoid(1.7 * static), (1, B, S))
-    arg = F.broadcast(wt, (length, B, S)) + F.broadcast(phase, (length, B, S))
+    arg = wt + F.broadcast(phase, (length, B, S))
     return F.concatenate(F.sin(arg), F.cos(arg), axis=2)
+
+
+def oscillator_tuning(static, size):
+    """static (B, S') G's per-sequence input (noise, and attributes) -> (B, size) u for `oscillators`: a learned
+    linear map starting at 0 (the fixed grid), so each sequence's frequencies can sit anywhere in a band, as a
+    period that varies between sequences needs (the grid alone has one frequency every pi / max_len); call under
+    scope "G"."""
+    import nnabla.initializer as I
+
+    return PF.affine(static, size, w_init=I.ConstantInitializer(0.0), name="oscillator_tuning")
 
 
 def oscillator_gain(attrs, size):
@@ -53,6 +71,19 @@ def oscillator_gain(attrs, size):
     import nnabla.initializer as I
 
     return 1.0 + PF.affine(attrs, size, w_init=I.ConstantInitializer(0.0), with_bias=False, name="oscillator_gain")
+
+
+def with_oscillators(gcfg, noise, static, attrs, length, max_len):
+    """G's step input with the oscillator bank appended ((L, B, Z [+ E] + 2 S)); noise["static"] (B, S) draws the
+    phases, `static` (G's whole per-sequence input: noise, and attributes) the tuning; attrs (B, W) or None scale
+    the bank by learned gains. Call under G's parameter scope (export builds it in its own scope)."""
+    B = static.shape[0]
+    tuning = oscillator_tuning(static, gcfg["static_noise_dim"]) if gcfg.get("oscillator_tuning") else None
+    osc = oscillators(noise["static"], length, max_len, tuning)
+    if attrs is not None:  # measured: without the gains the attributes moved the frequency band only weakly
+        gain = oscillator_gain(attrs, osc.shape[2])
+        osc = osc * F.broadcast(F.reshape(gain, (1, B, osc.shape[2])), osc.shape)
+    return F.concatenate(noise["step"], osc, axis=2)
 
 
 def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_len, train, options):
@@ -67,12 +98,8 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
                             else attrs)
         g["static_noise_dim"] = gcfg["static_noise_dim"] + cond.attr_width
     if gcfg["oscillators"] and gcfg["static_noise_dim"] > 0:
-        osc = oscillators(noise["static"], L, max_len)
-        if attrs is not None:  # measured: without the gains the attributes moved the frequency band only weakly
-            with nn.parameter_scope("G"):
-                gain = oscillator_gain(attrs, osc.shape[2])
-            osc = osc * F.broadcast(F.reshape(gain, (1, B, osc.shape[2])), osc.shape)
-        inputs["step"] = F.concatenate(noise["step"], osc, axis=2)
+        with nn.parameter_scope("G"):
+            inputs["step"] = with_oscillators(gcfg, noise, inputs["static"], attrs, L, max_len)
     tau = None
     if cond.categorical:
         g["output_activation"] = "identity"  # pre-activations: the activation and the Gumbel-softmax come below

@@ -36,7 +36,7 @@ import numpy as np
 
 from gan_sru import ConfigError, GanSruError
 from gan_sru.files import atomic_write
-from gan_sru.networks import noise_shapes
+from gan_sru.networks import noise_shapes, unconditional_inputs
 from gan_sru.registry import GENERATORS
 
 FORMATS = ("nnp", "onnx")
@@ -92,7 +92,8 @@ def build_export_graph(run, batch_size, length):
         inputs["mask"] = nn.Variable((B, L))
         mask = F.transpose(inputs["mask"], (1, 0))
         build = GENERATORS.lookup(gcfg["name"])
-        fake = build(gcfg, noise, mask, C, run.max_len, train=False, impl="ref")  # (L, B, C)
+        fake = build(gcfg, unconditional_inputs(gcfg, noise, L, run.max_len), mask, C, run.max_len, train=False,
+                     impl="ref")  # (L, B, C)
         with nn.parameter_scope("scaler"):
             span = nn.parameter.get_parameter_or_create(
                 "scale", (1, 1, C), run.scaler.scale.astype(np.float32).reshape(1, 1, C), need_grad=False)

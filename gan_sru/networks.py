@@ -65,8 +65,19 @@ def generator_graph(gcfg, length, batch_size, num_features, max_len, train=True,
                                                  num_features, max_len, train, options)
         return GeneratorGraph(noise, mask, fake, attrs, tau)
     with nn.parameter_scope("G"):
-        fake = GENERATORS.lookup(gcfg["name"])(gcfg, noise, mask, num_features, max_len, train=train, **options)
+        inputs = unconditional_inputs(gcfg, noise, length, max_len)
+        fake = GENERATORS.lookup(gcfg["name"])(gcfg, inputs, mask, num_features, max_len, train=train, **options)
     return GeneratorGraph(noise, mask, fake)
+
+
+def unconditional_inputs(gcfg, noise, length, max_len):
+    """The builder's inputs of an unconditional G: the noise, with model.generator.oscillators the oscillator
+    bank appended to the step input (gan_sru/conditioning.py). Call under G's parameter scope."""
+    if not (gcfg.get("oscillators") and gcfg["static_noise_dim"] > 0):
+        return noise
+    from gan_sru.conditioning import with_oscillators
+
+    return dict(noise, step=with_oscillators(gcfg, noise, noise["static"], None, length, max_len))
 
 
 def discriminator(dcfg, seqs, mask, train=True, attrs=None):

@@ -79,9 +79,14 @@ SCHEMA = {
     "model.generator.layer_norm": Field("bool", False, None, "layer normalisation of each layer's input"),
     "model.generator.dropout": Field("float", 0.0, "[0, 1)", "dropout between SRU layers"),
     "model.generator.oscillators": Field("bool", False, None,
-                                         "conditional runs: also feed sin, cos of pi (j + 1) t / (longest length) "
-                                         "+ phase_j at every step, the phases from the per-sequence noise, "
-                                         "scaled by gains learned per attribute value (gan_sru/conditioning.py)"),
+                                         "also feed sin, cos of pi (j + 1) t / (longest length) + phase_j, "
+                                         "j < static_noise_dim, at every step, the phases from the per-sequence "
+                                         "noise; in conditional runs scaled by gains learned per attribute value "
+                                         "(gan_sru/conditioning.py)"),
+    "model.generator.oscillator_tuning": Field("bool", False, None,
+                                               "with oscillators: each sequence's frequencies are the bank's "
+                                               "times exp(tanh(u)), u a learned linear map of G's per-sequence "
+                                               "input (noise, attributes), so periods can vary between sequences"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator

@@ -1,10 +1,11 @@
 """The conditional model options: G's random-phase oscillator bank and the projection discriminator, against
 NumPy references."""
 import nnabla as nn
+import nnabla.functions as F
 import numpy as np
 
 import models  # noqa: F401  (fills the registries)
-from gan_sru.conditioning import oscillators, projection
+from gan_sru.conditioning import oscillator_tuning, oscillators, projection
 from gan_sru.config import load_config
 from gan_sru.registry import DISCRIMINATORS
 
@@ -20,6 +21,49 @@ def test_oscillators_are_sin_and_cos_of_the_bank_with_phases_from_the_static_noi
     phase = 2 * np.pi / (1 + np.exp(-1.7 * z))  # (B, S)
     arg = w[None, None, :] * t + phase[None]
     np.testing.assert_allclose(out.d, np.concatenate([np.sin(arg), np.cos(arg)], axis=2), atol=1e-5)
+
+
+def test_tuned_oscillators_scale_each_sequences_frequencies_by_exp_tanh_u():
+    rng = np.random.default_rng(1)
+    z = rng.standard_normal((3, 4)).astype(np.float32)
+    u = (2 * rng.standard_normal((3, 4))).astype(np.float32)
+    out = oscillators(nn.Variable.from_numpy_array(z), 10, 12, nn.Variable.from_numpy_array(u))
+    out.forward()
+    t = np.arange(10)[:, None, None]
+    w = np.pi * np.arange(1, 5) / 12 * np.exp(np.tanh(u))  # (B, S): within a factor e of the grid
+    arg = w[None] * t + 2 * np.pi / (1 + np.exp(-1.7 * z))[None]
+    np.testing.assert_allclose(out.d, np.concatenate([np.sin(arg), np.cos(arg)], axis=2), atol=2e-5)
+
+
+def test_the_tuning_starts_at_the_grid_and_its_gradient_matches_finite_differences():
+    """oscillator_tuning starts at u = 0 (the fixed bank); d(sum of the bank * r)/du against central differences."""
+    nn.clear_parameters()
+    rng = np.random.default_rng(2)
+    z = nn.Variable.from_numpy_array(rng.standard_normal((2, 3)).astype(np.float32))
+    static = nn.Variable.from_numpy_array(rng.standard_normal((2, 5)).astype(np.float32))
+    with nn.parameter_scope("G"):
+        u = oscillator_tuning(static, 3)
+    u.forward()
+    np.testing.assert_array_equal(u.d, 0)
+    r = rng.standard_normal((6, 2, 6))
+    u0 = (0.5 * rng.standard_normal((2, 3))).astype(np.float32)
+    uv = nn.Variable.from_numpy_array(u0, need_grad=True)
+    loss = F.sum(oscillators(z, 6, 6, uv) * nn.Variable.from_numpy_array(r.astype(np.float32)))
+    loss.forward()
+    uv.grad.zero()
+    loss.backward()
+
+    def value(a):
+        out = oscillators(z, 6, 6, nn.Variable.from_numpy_array(a.astype(np.float32)))
+        out.forward()
+        return float((out.d.astype(np.float64) * r).sum())
+
+    eps, fd = 1e-2, np.zeros_like(u0)
+    for idx in np.ndindex(u0.shape):
+        d = np.zeros_like(u0)
+        d[idx] = eps
+        fd[idx] = (value(u0 + d) - value(u0 - d)) / (2 * eps)
+    np.testing.assert_allclose(uv.g, fd, rtol=2e-2, atol=2e-3)
 
 
 def test_projection_adds_the_attribute_embedding_times_the_hidden_layer():

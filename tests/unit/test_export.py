@@ -43,6 +43,8 @@ FULL = ["model.generator.bidirectional=true", "model.generator.weight_c=true", "
         "model.generator.static_noise_dim=0", "model.generator.time_feature=false",
         "model.generator.output_activation=identity", "model.generator.highway_bias=-1.0",
         "model.generator.output_noise_dim=3"]
+# the oscillator bank, its frequencies tuned per sequence (sin, cos, exp, tanh of the per-sequence noise)
+OSCILLATORS = ["model.generator.oscillators=true", "model.generator.oscillator_tuning=true"]
 TOL = 5e-5  # of each feature's range; see the module docstring
 B = 5
 LENGTHS = np.array([8, 3, 8, 5, 2])
@@ -58,7 +60,8 @@ def train_tiny(tmp_path_factory, extra=()):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    return {"default": train_tiny(tmp_path_factory), "full": train_tiny(tmp_path_factory, FULL)}
+    return {"default": train_tiny(tmp_path_factory), "full": train_tiny(tmp_path_factory, FULL),
+            "oscillators": train_tiny(tmp_path_factory, OSCILLATORS)}
 
 
 def reference(run_path, step, length, seed):
@@ -107,7 +110,7 @@ def assert_same_samples(got, ref, scaler, what):
     assert np.all(got[~valid] == 0), what
 
 
-@pytest.mark.parametrize("name", ["default", "full"])
+@pytest.mark.parametrize("name", ["default", "full", "oscillators"])
 def test_nnp_and_onnx_give_generates_samples(runs, tmp_path, name):
     run_path = runs[name]
     noise, ref, scaler = reference(run_path, 4, 8, seed=7)
