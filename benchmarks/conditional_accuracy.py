@@ -74,8 +74,9 @@ def run_seed(seed, full, sets):
 
     size = "full" if full else "test"
     # one folder per (size, overrides, seed): rows with other overrides must not overwrite each other's runs
-    short = [x.partition("=")[0].split(".")[-1] + "=" + x.partition("=")[2] for x in sets]
-    suffix = "".join("_" + re.sub(r"[^A-Za-z0-9.=-]+", "-", x) for x in short)
+    # (a run name allows [A-Za-z0-9_.-]: "oscillator_tuning=true" -> "oscillator_tuning-true")
+    short = [x.partition("=")[0].split(".")[-1] + "-" + x.partition("=")[2] for x in sets]
+    suffix = "".join("_" + re.sub(r"[^A-Za-z0-9_.-]+", "-", x) for x in short)
     name = f"{size}{suffix}_seed{seed}"
     overrides = ([] if full else test_sizes()) + list(sets) + [
         f"seed={seed}", f"run_dir={RUN_DIR}", f"name={name}", "train.checkpoint_every=500",

@@ -6,6 +6,7 @@ import pytest
 
 import models  # noqa: F401  (fills the registries)
 from gan_sru.networks import generator_graph, noise_shapes, sample_noise
+from models.generators import OUTPUT_NOISE_START
 
 L, B, C, Z, E = 6, 4, 3, 2, 5
 GCFG = dict(name="sru", noise_dim=Z, output_noise_dim=E, static_noise_dim=3, time_feature=True, highway_bias=0.0,
@@ -35,7 +36,8 @@ def test_the_step_noise_carries_the_output_noise_as_its_last_channels():
     params = nn.get_parameters()
     assert params["G/generator/output_noise_mix/affine/W"].shape == (E, C)
     assert params["G/generator/output_noise_scale/affine/W"].shape == (8, C)
-    np.testing.assert_array_equal(params["G/generator/output_noise_scale/affine/b"].d, -3.0)
+    b = params["G/generator/output_noise_scale/affine/b"].d
+    np.testing.assert_allclose(np.log1p(np.exp(b)), OUTPUT_NOISE_START, rtol=1e-5)  # softplus(b): the start
     assert g.fake.shape == (L, B, C)
 
 
