@@ -180,6 +180,15 @@ def write_plot(doc, path):
     return atomic_write(path, lambda f: fig.savefig(f, format="png"))
 
 
+def _read_sets(json_path):
+    """The entries already in the results file ({} when there is none). Read again before every write, so that
+    two runs at once (e.g. --sets long256 and a --label comparison) keep each other's rows."""
+    if not os.path.exists(json_path):
+        return {}
+    with open(json_path) as f:
+        return json.load(f).get("sets", {})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=DEFAULT_SETS, help=f"comma-separated config names (default: {DEFAULT_SETS})")
@@ -209,10 +218,7 @@ def main():
             setattr(args, key, quick.get(key, default))
     stem = quick.get("stem", "quality")
     json_path = os.path.join(args.out, f"{stem}.json")
-    doc = {"cpu": cpu_model(), "sets": {}}
-    if os.path.exists(json_path):
-        with open(json_path) as f:
-            doc["sets"] = json.load(f).get("sets", {})
+    doc = {"cpu": cpu_model(), "sets": _read_sets(json_path)}
     set_context(argparse.Namespace(context="cpu", device_id="0", type_config="float"))
     os.makedirs(args.out, exist_ok=True)
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
@@ -222,6 +228,8 @@ def main():
         key = name + args.label
         doc["sets"][key] = entry = run_set(name, args)
         entry["set"], entry["cpu"] = key, doc["cpu"]
+        doc["sets"] = _read_sets(json_path)
+        doc["sets"][key] = entry
         atomic_write_text(json_path, json.dumps(doc, indent=2) + "\n")  # after each set: a partial run counts
         print(json.dumps({k: entry[k] for k in ("set", "steps", "steps_per_second", "generated", "floor", "met")}),
               flush=True)
