@@ -7,7 +7,6 @@ import numpy as np
 from gan_sru.ops.sru import sru
 from gan_sru.registry import GENERATORS
 
-
 OUTPUT_NOISE_START = 0.1  # softplus(bias) at the start: the output noise's std in pre-activation units
 
 
