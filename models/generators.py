@@ -14,9 +14,9 @@ def output_noise(h, eps, num_features):
     """h (L, B, H), eps (L, B, E) -> (L, B, C): softplus(affine(h)) * (eps A), A a learned (E, C) mixing; call
     under G's scope. A starts N(0, 1 / E), so eps A has unit variance per feature, and the scale at
     OUTPUT_NOISE_START (about 2.5% of the [0, 1] range through a sigmoid at mid-range, the order of a measurement
-    noise). Started 30 times smaller (bias -3, A Glorot-uniform's), it stayed there; started here, G shrinks it
-    within 1500 steps (A's std 0.19 -> 0.05). Either way the wide set's samples keep a third of the data's
-    step-to-step variance outside its 8 leading directions (measured; README, "Sample quality")."""
+    noise; before, 0.049 with Glorot's A). From either start G shrinks it within 1500 steps (A's std 0.19 ->
+    0.05), and the wide set's samples keep a third of the data's step-to-step variance outside its 8 leading
+    directions (measured; README, "Sample quality")."""
     import nnabla.initializer as I
 
     E = eps.shape[2]
