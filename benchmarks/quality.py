@@ -226,7 +226,7 @@ def main():
             raise SystemExit(f"--sets: no configs/{name}.yaml")
         print(f"== {name}", flush=True)
         key = name + args.label
-        doc["sets"][key] = entry = run_set(name, args)
+        entry = run_set(name, args)
         entry["set"], entry["cpu"] = key, doc["cpu"]
         doc["sets"] = _read_sets(json_path)
         doc["sets"][key] = entry

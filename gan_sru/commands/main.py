@@ -99,16 +99,12 @@ def _lazy(module, args):
 
 def _one_process_only(command):
     """generate and evaluate are not data-parallel: under mpirun/srun N copies would do the same work and
-    write the same files. Refused (printed by rank 0; the environment says which rank this is).
-
-    The other ranks leave quietly with status 0: had they failed first, the launcher would kill rank 0 before
-    its error line reached the terminal (seen on CI). The job still fails, with rank 0's status and message."""
-    from gan_sru.train.distributed import detect_launch
+    write the same files. Refused (printed by rank 0; the environment says which rank this is)."""
+    from gan_sru.train.distributed import detect_launch, leave_unless_root
 
     launch = detect_launch()
     if launch is not None and launch.size != 1:
-        if launch.rank != 0:
-            raise SystemExit(0)
+        leave_unless_root(launch)
         raise GanSruError(f"`gan-sru {command}` runs in one process, but {launch.launcher} started this one "
                           f"({launch.variable}); run it without the launcher")
 

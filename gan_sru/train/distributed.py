@@ -69,6 +69,14 @@ def detect_launch(env=None):
     return None
 
 
+def leave_unless_root(launch):
+    """For a refusal that every rank of `launch` makes alike with no MPI to agree over: ranks other than 0 leave
+    with status 0, and rank 0 goes on to report it. Had they failed first, the launcher would kill rank 0 before
+    its error line reached the terminal (seen on CI); the job still fails, with rank 0's status and message."""
+    if launch.rank != 0:
+        raise SystemExit(0)
+
+
 def on_every_rank(error):
     """Mark `error` as raised by every rank at the same point: rank 0 reports it, the others exit quietly."""
     setattr(error, EVERY_RANK, True)

@@ -5,7 +5,7 @@ from gan_sru import GanSruError
 from gan_sru.config import load_config
 from gan_sru.context import set_context
 
-from .distributed import MpiCommunicator, NullCommunicator, detect_launch, guard
+from .distributed import MpiCommunicator, NullCommunicator, detect_launch, guard, leave_unless_root
 from .nccl import NcclCommunicator
 
 
@@ -18,9 +18,7 @@ def start(context="cpu", type_config="float", env=None):
     try:
         return _start(launch, context, type_config)
     except GanSruError:
-        if launch.rank != 0:  # every rank fails alike here, with no working MPI to agree over: rank 0 reports,
-            raise SystemExit(0) from None  # the others leave quietly (a failing rank would get rank 0 killed
-            # by the launcher before its message is out; the job fails with rank 0's status)
+        leave_unless_root(launch)  # every rank fails alike here, with no working MPI to agree over
         raise
 
 
