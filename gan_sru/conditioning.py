@@ -34,15 +34,31 @@ def join_attributes(seqs, attrs, mask):
     return F.concatenate(seqs, a * m, axis=2)
 
 
-def oscillators(static, length, max_len, tuning=None):
-    """static (B, S) standard normal -> (L, B, 2 S): sin and cos of w_j t + phi_j, w_j = pi (j + 1) / max_len,
-    phi_j = 2 pi sigmoid(1.7 z_j) (about uniform): a bank of random-phase oscillators drawn from G's per-sequence
-    noise. An SRU cell is a leaky integrator and cannot oscillate; with this bank its gates (functions of the
-    attributes and the noise) select a frequency band, and the phase is random per sequence as in the data.
-    tuning: None, or (B, S) u: each sequence's frequencies are w_j exp(tanh(u_j)), within a factor e of the grid
-    (see `oscillator_tuning`)."""
+LOG_GRID_TOP = 0.6 * np.pi  # the log grid's highest frequency: a period of 3.3 steps
+
+
+def oscillator_grid(size, max_len, kind="linear"):
+    """The bank's frequencies (size,) in radians per step. linear: pi (j + 1) / max_len, j < size (periods
+    2 max_len / (j + 1): at 256 steps and 14 oscillators none shorter than 37 steps). log: geometrically
+    spaced from pi / max_len (a period of twice the window) to LOG_GRID_TOP, so that short periods (a daily
+    cycle in a long hourly window) stay within reach at any length."""
+    top = np.pi / max(max_len, 1)
+    if kind == "log" and size > 1:
+        return np.geomspace(top, max(LOG_GRID_TOP, top), size).astype(np.float32)
+    if kind not in ("linear", "log"):
+        raise ValueError(f"unknown oscillator grid {kind!r}; expected 'linear' or 'log'")
+    return (top * np.arange(1, size + 1)).astype(np.float32)
+
+
+def oscillators(static, length, max_len, tuning=None, grid="linear"):
+    """static (B, S) standard normal -> (L, B, 2 S): sin and cos of w_j t + phi_j, w_j the grid's frequencies
+    (`oscillator_grid`), phi_j = 2 pi sigmoid(1.7 z_j) (about uniform): a bank of random-phase oscillators drawn
+    from G's per-sequence noise. An SRU cell is a leaky integrator and cannot oscillate; with this bank its gates
+    (functions of the attributes and the noise) select a frequency band, and the phase is random per sequence as
+    in the data. tuning: None, or (B, S) u: each sequence's frequencies are w_j exp(tanh(u_j)), within a factor
+    e of the grid (see `oscillator_tuning`)."""
     B, S = static.shape
-    w = (np.pi * np.arange(1, S + 1) / max(max_len, 1)).astype(np.float32)
+    w = oscillator_grid(S, max_len, grid)
     t = np.arange(length, dtype=np.float32)[:, None, None]
     if tuning is None:
         wt = F.broadcast(nn.Variable.from_numpy_array(t * w[None, None, :]), (length, B, S))
@@ -79,7 +95,7 @@ def with_oscillators(gcfg, noise, static, attrs, length, max_len):
     the bank by learned gains. Call under G's parameter scope (export builds it in its own scope)."""
     B = static.shape[0]
     tuning = oscillator_tuning(static, gcfg["static_noise_dim"]) if gcfg.get("oscillator_tuning") else None
-    osc = oscillators(noise["static"], length, max_len, tuning)
+    osc = oscillators(noise["static"], length, max_len, tuning, gcfg.get("oscillator_grid", "linear"))
     if attrs is not None:  # measured: without the gains the attributes moved the frequency band only weakly
         gain = oscillator_gain(attrs, osc.shape[2])
         osc = osc * F.broadcast(F.reshape(gain, (1, B, osc.shape[2])), osc.shape)

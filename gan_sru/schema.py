@@ -87,6 +87,11 @@ SCHEMA = {
                                                "with oscillators: each sequence's frequencies are the bank's "
                                                "times exp(tanh(u)), u a learned linear map of G's per-sequence "
                                                "input (noise, attributes), so periods can vary between sequences"),
+    "model.generator.oscillator_grid": Field("str", "linear", ("linear", "log"),
+                                             "with oscillators: the bank's frequencies, linear pi (j + 1) / "
+                                             "(longest length), or log-spaced from a period of twice the longest "
+                                             "length to one of 3.3 steps (short periods within reach in long "
+                                             "windows)"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator
@@ -100,6 +105,11 @@ SCHEMA = {
     "model.discriminator.step_features": Field("bool", False, None,
                                                "sru_bi: a per-step layer leaky_relu(W [x_t, x_t - x_t-1]) before "
                                                "the SRU, so that D scores roughness and local shape"),
+    "model.discriminator.minibatch_std": Field("int", 0, ">= 0",
+                                               "> 1: the head also reads the standard deviation of each pooled "
+                                               "feature over groups of this many sequences of the batch (ProGAN's "
+                                               "minibatch standard deviation), so D sees a batch's diversity; "
+                                               "0 or 1: off"),
     "model.discriminator.projection": Field("bool", False, None,
                                             "runs with data.attributes: projection discriminator, logit + <V a, "
                                             "D's last hidden layer>, instead of a joined to every step"),

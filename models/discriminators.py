@@ -14,10 +14,27 @@ def _mean_over_valid_steps(h, mask):
     return F.sum(h, axis=0) / F.reshape(F.sum(mask, axis=0), (B, 1))
 
 
-def _head(feats, width, features=False):
+def minibatch_std(feats, group):
+    """feats (B, F) -> (B, F): each feature's standard deviation over the row's group of ``group`` rows (rows
+    b, b + B/g, b + 2 B/g, ...; ProGAN's minibatch standard deviation, per feature rather than averaged). A
+    batch is all real or all fake, so D can score a batch's diversity: a generator that draws too alike
+    sequences (one amplitude, one mixture of the factors) is told so. group is cut to the largest divisor of
+    B that is at most group (the whole batch when B is prime)."""
+    B, width = feats.shape
+    g = max([d for d in range(2, min(group, B) + 1) if B % d == 0] or [B])
+    x = F.reshape(feats, (g, B // g, width))
+    centred = x - F.broadcast(F.mean(x, axis=0, keepdims=True), x.shape)
+    std = F.pow_scalar(F.mean(centred * centred, axis=0) + 1e-8, 0.5)  # (B / g, width)
+    return F.reshape(F.broadcast(F.reshape(std, (1, B // g, width)), (g, B // g, width)), (B, width))
+
+
+def _head(feats, width, features=False, group=0):
     """A small MLP from pooled features to one logit: pooled features need a nonlinearity after them to
     score things like roughness (|x_t - x_t-1|) that a linear map of time-means cannot see.
+    group > 1: the MLP also reads the features' minibatch standard deviation (``minibatch_std``).
     features=True: (logit, the hidden layer (B, width)), for a projection discriminator's inner product."""
+    if group > 1 and feats.shape[0] > 1:
+        feats = F.concatenate(feats, minibatch_std(feats, group), axis=1)
     h = F.leaky_relu(PF.affine(feats, width, name="head"), 0.2)
     out = PF.affine(h, 1, name="output")
     return (out, h) if features else out
@@ -74,7 +91,7 @@ def sru_bi_discriminator(dcfg, seqs, mask, train=True, features=False):
         parts = [_mean_over_valid_steps(h, mask), F.tanh(top)]
         if dcfg["pooled_stats"]:
             parts.append(sequence_statistics(seqs, mask))
-        return _head(F.concatenate(*parts, axis=1), dcfg["hidden_size"], features)
+        return _head(F.concatenate(*parts, axis=1), dcfg["hidden_size"], features, dcfg.get("minibatch_std", 0))
 
 
 @DISCRIMINATORS.register("conv1d")
@@ -92,5 +109,5 @@ def conv1d_discriminator(dcfg, seqs, mask, train=True, features=False):
                 x = F.slice(x, stop=(B, dcfg["channels"], L))
             x = F.leaky_relu(x, 0.2) * mc
         feats = F.sum(x, axis=2) / F.reshape(F.sum(m, axis=2), (B, 1))
-        return _head(feats, dcfg["channels"], features)
+        return _head(feats, dcfg["channels"], features, dcfg.get("minibatch_std", 0))
 

@@ -5,7 +5,9 @@ import nnabla.functions as F
 import numpy as np
 
 import models  # noqa: F401  (fills the registries)
-from gan_sru.conditioning import oscillator_tuning, oscillators, projection
+import pytest
+
+from gan_sru.conditioning import LOG_GRID_TOP, oscillator_grid, oscillator_tuning, oscillators, projection
 from gan_sru.config import load_config
 from gan_sru.registry import DISCRIMINATORS
 
@@ -21,6 +23,27 @@ def test_oscillators_are_sin_and_cos_of_the_bank_with_phases_from_the_static_noi
     phase = 2 * np.pi / (1 + np.exp(-1.7 * z))  # (B, S)
     arg = w[None, None, :] * t + phase[None]
     np.testing.assert_allclose(out.d, np.concatenate([np.sin(arg), np.cos(arg)], axis=2), atol=1e-5)
+
+
+def test_the_log_grid_spans_twice_the_window_to_a_short_period_at_every_length():
+    for max_len in (8, 24, 256, 1024):
+        w = oscillator_grid(14, max_len, "log")
+        np.testing.assert_allclose([w[0], w[-1]], [np.pi / max_len, LOG_GRID_TOP], rtol=1e-6)
+        np.testing.assert_allclose(w[1:] / w[:-1], (LOG_GRID_TOP * max_len / np.pi) ** (1 / 13), rtol=1e-5)
+    # the linear grid's shortest period at 256 steps is 2 * 256 / 14 = 36.6 steps; the log grid's is 3.3
+    assert 2 * np.pi / oscillator_grid(14, 256).max() > 36 > 4 > 2 * np.pi / oscillator_grid(14, 256, "log").max()
+    np.testing.assert_allclose(oscillator_grid(1, 24, "log"), [np.pi / 24])
+    with pytest.raises(ValueError, match="unknown oscillator grid 'mel'"):
+        oscillator_grid(4, 24, "mel")
+
+
+def test_log_grid_oscillators_match_numpy():
+    z = np.random.default_rng(3).standard_normal((2, 5)).astype(np.float32)
+    out = oscillators(nn.Variable.from_numpy_array(z), 40, 40, grid="log")
+    out.forward()
+    w = np.geomspace(np.pi / 40, 0.6 * np.pi, 5)
+    arg = w[None, None, :] * np.arange(40)[:, None, None] + (2 * np.pi / (1 + np.exp(-1.7 * z)))[None]
+    np.testing.assert_allclose(out.d, np.concatenate([np.sin(arg), np.cos(arg)], axis=2), atol=1e-4)
 
 
 def test_tuned_oscillators_scale_each_sequences_frequencies_by_exp_tanh_u():

@@ -41,6 +41,16 @@ def test_the_step_noise_carries_the_output_noise_as_its_last_channels():
     assert g.fake.shape == (L, B, C)
 
 
+def test_with_a_channel_per_feature_each_feature_starts_on_its_own_noise():
+    """E >= C: the mix starts at the (E, C) identity, independent noise per feature (a measurement noise); E < C:
+    N(0, 1 / E), unit variance per feature."""
+    build()
+    np.testing.assert_array_equal(nn.get_parameters()["G/generator/output_noise_mix/affine/W"].d, np.eye(E, C))
+    build(dict(GCFG, output_noise_dim=2))
+    w = nn.get_parameters()["G/generator/output_noise_mix/affine/W"].d
+    assert w.shape == (2, C) and np.count_nonzero(w) == 2 * C
+
+
 def test_output_noise_acts_at_its_own_step_and_equals_scale_times_mix():
     g = build()
     noise = sample_noise(GCFG, L, B, np.random.default_rng(0))
