@@ -3,10 +3,9 @@ NumPy references."""
 import nnabla as nn
 import nnabla.functions as F
 import numpy as np
-
-import models  # noqa: F401  (fills the registries)
 import pytest
 
+import models  # noqa: F401  (fills the registries)
 from gan_sru.conditioning import LOG_GRID_TOP, oscillator_grid, oscillator_tuning, oscillators, projection
 from gan_sru.config import load_config
 from gan_sru.registry import DISCRIMINATORS
