@@ -15,9 +15,9 @@ def output_noise(h, eps, num_features):
     under G's scope. A starts at the identity when E >= C (each feature its own noise, independent, as a
     measurement noise is), else N(0, 1 / E); either way eps A has unit variance per feature, and the scale at
     OUTPUT_NOISE_START (about 2.5% of the [0, 1] range through a sigmoid at mid-range, the order of a measurement
-    noise; before, 0.049 with Glorot's A). From either start G shrinks it within 1500 steps (A's std 0.19 ->
-    0.05), and the wide set's samples keep a third of the data's step-to-step variance outside its 8 leading
-    directions (measured; README, "Sample quality")."""
+    noise; before, 0.049 with Glorot's A). From either random start G shrinks it within 1500 steps (A's std
+    0.19 -> 0.05), and the wide set's samples keep a third of the data's step-to-step variance outside its 8
+    leading directions; the identity start scored no better (measured; README, "Sample quality")."""
     import nnabla.initializer as I
 
     E = eps.shape[2]
