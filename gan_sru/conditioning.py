@@ -42,12 +42,12 @@ def oscillator_grid(size, max_len, kind="linear"):
     2 max_len / (j + 1): at 256 steps and 14 oscillators none shorter than 37 steps). log: geometrically
     spaced from pi / max_len (a period of twice the window) to LOG_GRID_TOP, so that short periods (a daily
     cycle in a long hourly window) stay within reach at any length."""
-    top = np.pi / max(max_len, 1)
-    if kind == "log" and size > 1:
-        return np.geomspace(top, max(LOG_GRID_TOP, top), size).astype(np.float32)
     if kind not in ("linear", "log"):
         raise ValueError(f"unknown oscillator grid {kind!r}; expected 'linear' or 'log'")
-    return (top * np.arange(1, size + 1)).astype(np.float32)
+    lowest = np.pi / max(max_len, 1)
+    if kind == "log" and size > 1:
+        return np.geomspace(lowest, max(LOG_GRID_TOP, lowest), size).astype(np.float32)
+    return (lowest * np.arange(1, size + 1)).astype(np.float32)
 
 
 def oscillators(static, length, max_len, tuning=None, grid="linear"):
