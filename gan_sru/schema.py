@@ -141,6 +141,9 @@ SCHEMA = {
     "train.g_ema": Field("float", 0.995, "[0, 1)",
                          "decay of a moving average of G's weights, used for sampling (0: off); it smooths out "
                          "the step-to-step oscillation of GAN training"),
+    "train.g_ema_rampup": Field("float?", None, "> 0",
+                                "cap the weight average's half-life at this fraction of the updates so far, so "
+                                "that it forgets the initial weights (stylegan2-ada's ema_rampup); null: off"),
     "train.moment_loss": Field("float", 0.0, ">= 0",
                                "weight of G's moment-matching term (per-feature mean and std, lag-0 feature "
                                "correlations of the batch; train/losses.py); 0: off"),
@@ -151,6 +154,10 @@ SCHEMA = {
     "train.innovation_loss": Field("float", 0.0, ">= 0",
                                    "weight of G's step-change term (per-feature std and the C x C correlations of "
                                    "x_t - x_t-1 over the batch; train/losses.py); 0: off"),
+    "train.sequence_moment_loss": Field("float", 0.0, ">= 0",
+                                        "weight of G's term on each sequence's own statistics (the mean and the "
+                                        "spread over the batch of a sequence's per-feature mean, std, lag-1 "
+                                        "autocorrelation and C x C correlations; train/losses.py); 0: off"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",

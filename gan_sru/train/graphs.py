@@ -13,7 +13,7 @@ import nnabla.functions as F
 from gan_sru.networks import discriminator, generator_graph
 from gan_sru.registry import STRATEGIES
 
-from .losses import class_moment_loss, d_loss_fn, g_loss_fn, innovation_loss, moment_loss
+from .losses import class_moment_loss, d_loss_fn, g_loss_fn, innovation_loss, moment_loss, sequence_moment_loss
 
 
 class StepGraph:
@@ -52,6 +52,9 @@ class StepGraph:
         if cfg["train"]["innovation_loss"] > 0 and length >= 2:
             self.g_loss = self.g_loss + cfg["train"]["innovation_loss"] * innovation_loss(self.fake_g, self.real,
                                                                                           self.mask)
+        weight = cfg["train"]["sequence_moment_loss"]
+        if weight > 0:
+            self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask)
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

@@ -106,3 +106,50 @@ def class_moment_loss(fake, real, mask, onehot):
         term = moment_loss(fake * mk3, real * mk3, mk) * present
         total = term if total is None else total + term
     return total / K
+
+
+def _sequence_stats(x, mask):
+    """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), lag-1 autocorrelation
+    (B, C), the C x C feature correlations (B, C*C)] of x (L, B, C), 0 at padded steps; mask (L, B)."""
+    L, B, C = x.shape
+    xs = F.transpose(x, (1, 0, 2))  # (B, L, C)
+    m = F.reshape(F.transpose(mask, (1, 0)), (B, L, 1))
+    count = F.maximum_scalar(F.sum(m, axis=1, keepdims=True), 1.0)  # (B, 1, 1)
+    mean = F.sum(xs, axis=1, keepdims=True) / F.broadcast(count, (B, 1, C))  # (B, 1, C)
+    centred = (xs - F.broadcast(mean, (B, L, C))) * F.broadcast(m, (B, L, C))
+    cov = F.batch_matmul(centred, centred, transpose_a=True) / F.broadcast(count, (B, C, C))
+    var = F.matrix_diag_part(cov) + 1e-6  # (B, C); a sequence can be flat in a feature
+    inv = F.pow_scalar(var, -0.5)
+    corr = cov * F.broadcast(F.reshape(inv, (B, C, 1)), (B, C, C)) * F.broadcast(F.reshape(inv, (B, 1, C)),
+                                                                                   (B, C, C))
+    stats = [F.reshape(mean, (B, C)), F.pow_scalar(var, 0.5), F.reshape(corr, (B, C * C))]
+    if L >= 2:
+        pair = F.slice(m, start=(0, 1, 0), stop=(B, L, 1)) * F.slice(m, start=(0, 0, 0), stop=(B, L - 1, 1))
+        pairs = F.reshape(F.maximum_scalar(F.sum(pair, axis=1), 1.0), (B, 1))
+        lagged = F.slice(centred, start=(0, 1, 0), stop=(B, L, C)) * F.slice(centred, start=(0, 0, 0),
+                                                                            stop=(B, L - 1, C))
+        stats.append(F.sum(lagged, axis=1) / F.broadcast(pairs, (B, C)) / var)
+    return stats
+
+
+def sequence_moment_loss(fake, real, mask):
+    """A moment-matching term on each sequence's own statistics: its per-feature mean, std and lag-1
+    autocorrelation and its C x C feature correlations, one vector per sequence. For each statistic, the mean
+    absolute difference (over its entries) between fake and real of its mean over the batch's sequences plus
+    that of its spread (std) over them.
+
+    The batch-level moments (``moment_loss``) pool every step of every sequence; they are met by samples whose
+    sequences all look alike (measured on the wide set: a logistic regression on a sequence's own feature
+    correlations told generated from real sequences at 90% accuracy, and generated sequences varied less from
+    each other than real ones). This term asks for the right variety between sequences.
+    fake, real (L, B, C), 0 at padded steps; mask (L, B). Real statistics are constants."""
+    loss = None
+    for sf, sr in zip(_sequence_stats(fake, mask), _sequence_stats(real, mask)):
+        n = sf.shape[1]
+        mf, mr = F.mean(sf, axis=0, keepdims=True), F.mean(sr, axis=0, keepdims=True)
+        df = F.pow_scalar(F.mean(F.squared_error(sf, F.broadcast(mf, sf.shape)), axis=0) + 1e-8, 0.5)
+        dr = F.pow_scalar(F.mean(F.squared_error(sr, F.broadcast(mr, sr.shape)), axis=0) + 1e-8, 0.5)
+        term = F.mean(F.absolute_error(mf, mr)) + F.mean(F.absolute_error(F.reshape(df, (1, n)),
+                                                                           F.reshape(dr, (1, n))))
+        loss = term if loss is None else loss + term
+    return loss
