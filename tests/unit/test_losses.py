@@ -98,9 +98,13 @@ def _innovation_graph(fake, real, mask):
 
 def _sequence_reference(fake, real, mask):
     """NumPy: per sequence, over its valid steps, the per-feature mean, std, lag-1 autocorrelation and the
-    correlation matrix; per statistic, |batch mean fake - real| + |batch std fake - real|, entry-averaged."""
+    correlation matrix, and log(|DFT| / n + 1e-3) at the L // 2 frequencies 2 pi f / L; per statistic,
+    |batch mean fake - real| + |batch std fake - real|, entry-averaged."""
+    L = fake.shape[0]
+    w = 2 * np.pi * np.arange(1, L // 2 + 1) / L
+
     def stats(x):
-        rows = {"mean": [], "std": [], "corr": [], "acf1": []}
+        rows = {"mean": [], "std": [], "corr": [], "acf1": [], "spec": []}
         for b in range(x.shape[1]):
             m = mask[:, b].astype(bool)
             v = x[m, b]  # (n, C)
@@ -113,7 +117,9 @@ def _sequence_reference(fake, real, mask):
             pair = m[1:] & m[:-1]
             cf = (x[:, b] - mean) * m[:, None]
             rows["acf1"].append((cf[1:] * cf[:-1]).sum(0) / max(pair.sum(), 1) / var)
-        return [np.array(rows[k]) for k in ("mean", "std", "corr", "acf1")]
+            dft = np.exp(-1j * np.outer(w, np.arange(L))) @ cf  # (L // 2, C)
+            rows["spec"].append(np.log(np.sqrt(np.abs(dft) ** 2 + 1e-8) / len(v) + 1e-3).T.ravel())
+        return [np.array(rows[k]) for k in ("mean", "std", "corr", "acf1", "spec")]
 
     total = 0.0
     for sf, sr in zip(stats(fake), stats(real)):
