@@ -111,6 +111,9 @@ def run_seed(seed, full, sets):
         path = Trainer(cfg, progress=False, out=quiet).train()
     train_s = time.time() - t0
     run = TrainedRun(path)
+    if max(run.checkpoints) < cfg["train"]["steps"]:  # stopped by a signal: it saved where it was
+        raise SystemExit(f"seed {seed}: training stopped at step {max(run.checkpoints)} of "
+                         f"{cfg['train']['steps']}; no row written")
     enc = run.encoding
     train, _ = training_split(run.cfg)
     clf = LogisticClassifier(len(enc.attributes[0]["categories"])).fit(
@@ -135,7 +138,7 @@ def read_rows():
 
 def table(rows, reals):
     """Markdown; reals: per row, the classifier's per-class accuracy on held-out real data (real_reference)."""
-    lines = ["| size | seed | overrides | steps | c0 | c1 | c2 | min | >= 0.95 | real held-out min | state row TV "
+    lines = ["| size | seed | overrides | steps | c0 | c1 | c2 | min | >= 0.95 | real min | state row TV "
              "| training s | CPU |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r, real in zip(rows, reals):
@@ -176,6 +179,25 @@ def picture(rows, path):
     atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=110))
 
 
+def summary(rows, reals):
+    """Markdown: per (size, overrides), over its seeds: each class's mean accuracy of generated samples and of
+    held-out real ones (the ceiling), the seeds with every class >= 0.95, the weakest class of any seed."""
+    import numpy as np
+
+    groups = {}
+    for r, real in zip(rows, reals):
+        groups.setdefault((r["size"], tuple(r["sets"])), []).append((r["final"]["per_class"], real))
+    K = len(rows[0]["final"]["per_class"])
+    lines = ["| size | overrides | seeds | " + " | ".join(f"c{k} generated / real" for k in range(K))
+             + " | seeds >= 0.95 | weakest |", "|---" * (K + 5) + "|"]
+    for (size, sets), members in groups.items():
+        gen, real = np.array([m[0] for m in members]), np.array([m[1] for m in members])
+        lines.append(f"| {size} | {' '.join(sets) or '(config)'} | {len(members)} | "
+                     + " | ".join(f"{g:.3f} / {r:.3f}" for g, r in zip(gen.mean(0), real.mean(0)))
+                     + f" | {int((gen.min(1) >= TARGET).sum())} of {len(members)} | {gen.min():.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_table():
     from gan_sru.files import atomic_write_text
 
@@ -188,12 +210,14 @@ def write_table():
             data_sets[key] = real_reference(*key)
         reals.append(data_sets[key])
     text = table(rows, reals)
-    print(text, end="")
+    means = summary(rows, reals)
+    print(means + "\n" + text, end="")
     atomic_write_text(os.path.join(RESULTS, "conditional_accuracy.md"),
                       "Per-class accuracy of generated samples (`benchmarks/conditional_accuracy.py`): the slow "
-                      "test's protocol, 300 samples per class, last checkpoint. 'real held-out min': the same "
-                      "classifier on the held-out real sequences of the row's data, its weakest class (the "
-                      "ceiling).\n\n" + text)
+                      "test's protocol, 300 samples per class, last checkpoint. 'real': the same classifier on the "
+                      "held-out real sequences of the row's data (about 130 per class; the ceiling). With 300 "
+                      "samples a class whose true accuracy is 0.96 reads below 0.95 one time in five (binomial "
+                      "standard error 0.011).\n\nMeans over seeds:\n\n" + means + "\nEvery seed:\n\n" + text)
     picture(rows, os.path.join(RESULTS, "conditional_accuracy.png"))
 
 
