@@ -157,7 +157,8 @@ SCHEMA = {
     "train.sequence_moment_loss": Field("float", 0.0, ">= 0",
                                         "weight of G's term on each sequence's own statistics (the mean and the "
                                         "spread over the batch of a sequence's per-feature mean, std, lag-1 "
-                                        "autocorrelation and C x C correlations; train/losses.py); 0: off"),
+                                        "autocorrelation and log magnitude spectrum and its C x C correlations; "
+                                        "train/losses.py); 0: off"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",
