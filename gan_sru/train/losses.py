@@ -1,5 +1,7 @@
 """GAN losses on the discriminator's logits (B, 1)."""
+import nnabla as nn
 import nnabla.functions as F
+import numpy as np
 
 from gan_sru.registry import LOSSES
 
@@ -109,37 +111,39 @@ def class_moment_loss(fake, real, mask, onehot):
 
 
 def _sequence_stats(x, mask):
-    """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), the C x C feature
-    correlations (B, C*C), lag-1 autocorrelation (B, C), log magnitude spectrum (B, C*L//2)] of x (L, B, C),
-    0 at padded steps; mask (L, B). The spectrum is `magnitude_spectra` at the L // 2 frequencies 2 pi f / L
-    (a full sequence's DFT bins), log(|X_f| / n + 1e-3)."""
+    """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), the correlation of each
+    pair of features (B, C (C - 1) / 2), lag-1 autocorrelation (B, C), log magnitude spectrum (B, C L // 2)]
+    of x (L, B, C), 0 at padded steps; mask (L, B). The spectrum is `magnitude_spectra` at the L // 2
+    frequencies 2 pi f / L (a full sequence's DFT bins), log(|X_f| / n + 1e-3)."""
     from gan_sru.conditioning import magnitude_spectra
 
     L, B, C = x.shape
-    xs = F.transpose(x, (1, 0, 2))  # (B, L, C)
+    xs = F.transpose(x, (1, 0, 2))  # (B, L, C); the arithmetic below broadcasts implicitly
     m = F.reshape(F.transpose(mask, (1, 0)), (B, L, 1))
     count = F.maximum_scalar(F.sum(m, axis=1, keepdims=True), 1.0)  # (B, 1, 1)
-    mean = F.sum(xs, axis=1, keepdims=True) / F.broadcast(count, (B, 1, C))  # (B, 1, C)
-    centred = (xs - F.broadcast(mean, (B, L, C))) * F.broadcast(m, (B, L, C))
-    cov = F.batch_matmul(centred, centred, transpose_a=True) / F.broadcast(count, (B, C, C))
-    var = F.matrix_diag_part(cov) + 1e-6  # (B, C); a sequence can be flat in a feature
-    inv = F.pow_scalar(var, -0.5)
-    corr = cov * F.broadcast(F.reshape(inv, (B, C, 1)), (B, C, C)) * F.broadcast(F.reshape(inv, (B, 1, C)),
-                                                                                   (B, C, C))
-    stats = [F.reshape(mean, (B, C)), F.pow_scalar(var, 0.5), F.reshape(corr, (B, C * C))]
+    mean = F.sum(xs, axis=1, keepdims=True) / count  # (B, 1, C)
+    centred = (xs - mean) * m
+    var = F.sum(centred * centred, axis=1, keepdims=True) / count + 1e-6  # (B, 1, C); a sequence can be flat
+    z = centred * F.pow_scalar(var, -0.5)  # standardised: its Gram matrix is the correlation matrix
+    corr = F.batch_matmul(z, z, transpose_a=True) / count  # (B, C, C)
+    upper = np.flatnonzero(np.triu(np.ones((C, C)), 1)).reshape(1, -1)  # the C (C - 1) / 2 distinct pairs
+    pairs_corr = F.gather(F.reshape(corr, (B, C * C)), nn.Variable.from_numpy_array(upper), axis=1)
+    stats = [F.reshape(mean, (B, C)), F.reshape(F.pow_scalar(var, 0.5), (B, C))]
+    if C >= 2:
+        stats.append(pairs_corr)
     if L >= 2:
         pair = F.slice(m, start=(0, 1, 0), stop=(B, L, 1)) * F.slice(m, start=(0, 0, 0), stop=(B, L - 1, 1))
         pairs = F.reshape(F.maximum_scalar(F.sum(pair, axis=1), 1.0), (B, 1))
-        lagged = F.slice(centred, start=(0, 1, 0), stop=(B, L, C)) * F.slice(centred, start=(0, 0, 0),
-                                                                            stop=(B, L - 1, C))
-        stats.append(F.sum(lagged, axis=1) / F.broadcast(pairs, (B, C)) / var)
+        lagged = F.slice(z, start=(0, 1, 0), stop=(B, L, C)) * F.slice(z, start=(0, 0, 0), stop=(B, L - 1, C))
+        stats.append(F.sum(lagged, axis=1) / pairs)
         stats.append(F.log(magnitude_spectra(x, mask, num_freqs=L // 2) + 1e-3))
     return stats
 
 
 def sequence_moment_loss(fake, real, mask):
     """A moment-matching term on each sequence's own statistics: its per-feature mean, std, lag-1
-    autocorrelation and log magnitude spectrum and its C x C feature correlations, one vector per sequence.
+    autocorrelation and log magnitude spectrum and the correlation of each pair of its features, one vector
+    per sequence.
     For each statistic, the mean absolute difference (over its entries) between fake and real of its mean over
     the batch's sequences plus that of its spread (std) over them.
 
@@ -152,11 +156,11 @@ def sequence_moment_loss(fake, real, mask):
     fake, real (L, B, C), 0 at padded steps; mask (L, B). Real statistics are constants."""
     loss = None
     for sf, sr in zip(_sequence_stats(fake, mask), _sequence_stats(real, mask)):
-        n = sf.shape[1]
-        mf, mr = F.mean(sf, axis=0, keepdims=True), F.mean(sr, axis=0, keepdims=True)
-        df = F.pow_scalar(F.mean(F.squared_error(sf, F.broadcast(mf, sf.shape)), axis=0) + 1e-8, 0.5)
-        dr = F.pow_scalar(F.mean(F.squared_error(sr, F.broadcast(mr, sr.shape)), axis=0) + 1e-8, 0.5)
-        term = F.mean(F.absolute_error(mf, mr)) + F.mean(F.absolute_error(F.reshape(df, (1, n)),
-                                                                           F.reshape(dr, (1, n))))
+        mf, mr = F.mean(sf, axis=0, keepdims=True), F.mean(sr, axis=0, keepdims=True)  # (1, n)
+        # the spread from E[s^2] - E[s]^2: one product of the (B, n) statistics instead of a broadcast and a
+        # product (nnabla's CPU elementwise ops dominate this term's cost); >= 0 against rounding
+        df = F.pow_scalar(F.maximum_scalar(F.mean(sf * sf, axis=0, keepdims=True) - mf * mf, 0.0) + 1e-8, 0.5)
+        dr = F.pow_scalar(F.maximum_scalar(F.mean(sr * sr, axis=0, keepdims=True) - mr * mr, 0.0) + 1e-8, 0.5)
+        term = F.mean(F.absolute_error(mf, mr)) + F.mean(F.absolute_error(df, dr))
         loss = term if loss is None else loss + term
     return loss

@@ -98,7 +98,7 @@ def _innovation_graph(fake, real, mask):
 
 def _sequence_reference(fake, real, mask):
     """NumPy: per sequence, over its valid steps, the per-feature mean, std, lag-1 autocorrelation and the
-    correlation matrix, and log(|DFT| / n + 1e-3) at the L // 2 frequencies 2 pi f / L; per statistic,
+    correlation of each pair of features, and log(|DFT| / n + 1e-3) at the L // 2 frequencies 2 pi f / L; per statistic,
     |batch mean fake - real| + |batch std fake - real|, entry-averaged."""
     L = fake.shape[0]
     w = 2 * np.pi * np.arange(1, L // 2 + 1) / L
@@ -113,7 +113,8 @@ def _sequence_reference(fake, real, mask):
             c = v - mean
             rows["mean"].append(mean)
             rows["std"].append(np.sqrt(var))
-            rows["corr"].append(((c.T @ c / len(v)) / np.sqrt(np.outer(var, var))).ravel())
+            corr = (c.T @ c / len(v)) / np.sqrt(np.outer(var, var))
+            rows["corr"].append(corr[np.triu_indices(len(var), 1)])
             pair = m[1:] & m[:-1]
             cf = (x[:, b] - mean) * m[:, None]
             rows["acf1"].append((cf[1:] * cf[:-1]).sum(0) / max(pair.sum(), 1) / var)
