@@ -18,6 +18,9 @@ from gan_sru.train.run_folder import Checkpoint, RunFolder
 from . import distributed, replicas
 from .steps import GanSteps
 
+# G terms computed from statistics of the batch: under data parallelism each rank computes them on its shard
+BATCH_STATISTIC_TERMS = ("moment_loss", "sequence_moment_loss", "innovation_loss", "class_moment_loss")
+
 
 class Trainer:
     """Trains one run: data, graphs, run folder, checkpoints, monitors, pictures, progress.
@@ -81,6 +84,11 @@ class Trainer:
                 "(--set name=...)")
         if latest is not None:
             self._log(f"resumed {run.path} from step {self.start_step}")
+        shard_terms = [f"train.{k}" for k in BATCH_STATISTIC_TERMS if cfg["train"][k] > 0]
+        if self.comm.size > 1 and shard_terms:
+            self._log(f"note: {', '.join(shard_terms)} compare the statistics of each rank's "
+                      f"{self.steps.local_batch} sequences, not of the global batch of {self.steps.batch_size}: "
+                      f"with {self.comm.size} ranks the run is close to a one-process run, not equal to it")
         if root:  # after the restore: a refused resume leaves the run's config as it was
             dump_config(cfg, run.config_path, comment=distributed.world_size_comment(self.comm))
             write_summary(run.path, summary)

@@ -196,6 +196,15 @@ def test_two_ranks_train_what_one_process_trains_and_only_rank_0_writes(tmp_path
     assert sorted(os.listdir(two_dir / "run" / "samples")) == ["step_00000005.png", "step_00000010.png"]
 
 
+def test_two_ranks_say_that_batch_statistic_terms_see_each_ranks_shard(tmp_path):
+    out = ok(run(mpirun(2) + train_args(tmp_path, 1, {"train.moment_loss": 1, "train.sequence_moment_loss": 1})))
+    assert ("note: train.moment_loss, train.sequence_moment_loss compare the statistics of each rank's "
+            f"{int(TINY['train.batch_size']) // 2} sequences, not of the global batch of "
+            f"{TINY['train.batch_size']}") in out, out
+    one = ok(run(train_args(tmp_path / "one", 1, {"train.moment_loss": 1})))
+    assert "note:" not in one
+
+
 @slow
 def test_a_run_moves_between_world_sizes_with_the_same_data_order(tmp_path, reference):
     """2 ranks to step 8, 1 process to 16, 2 ranks to 24: the uninterrupted 2-rank run up to rounding."""
