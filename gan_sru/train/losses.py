@@ -114,7 +114,7 @@ def _sequence_stats(x, mask):
     """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), the correlation of each
     pair of features (B, C (C - 1) / 2), lag-1 autocorrelation (B, C), log magnitude spectrum (B, C L // 2)]
     of x (L, B, C), 0 at padded steps; mask (L, B). The spectrum is `magnitude_spectra` at the L // 2
-    frequencies 2 pi f / L (a full sequence's DFT bins), log(|X_f| / n + 1e-3)."""
+    frequencies pi f / (L // 2) up to pi (for an even L a full sequence's DFT bins), log(|X_f| / n + 1e-3)."""
     from gan_sru.conditioning import magnitude_spectra
 
     L, B, C = x.shape
@@ -125,12 +125,11 @@ def _sequence_stats(x, mask):
     centred = (xs - mean) * m
     var = F.sum(centred * centred, axis=1, keepdims=True) / count + 1e-6  # (B, 1, C); a sequence can be flat
     z = centred * F.pow_scalar(var, -0.5)  # standardised: its Gram matrix is the correlation matrix
-    corr = F.batch_matmul(z, z, transpose_a=True) / count  # (B, C, C)
-    upper = np.flatnonzero(np.triu(np.ones((C, C)), 1)).reshape(1, -1)  # the C (C - 1) / 2 distinct pairs
-    pairs_corr = F.gather(F.reshape(corr, (B, C * C)), nn.Variable.from_numpy_array(upper), axis=1)
     stats = [F.reshape(mean, (B, C)), F.reshape(F.pow_scalar(var, 0.5), (B, C))]
     if C >= 2:
-        stats.append(pairs_corr)
+        upper = np.flatnonzero(np.triu(np.ones((C, C)), 1)).reshape(1, -1)  # the C (C - 1) / 2 distinct pairs
+        corr = F.batch_matmul(z, z, transpose_a=True) / count  # (B, C, C)
+        stats.append(F.gather(F.reshape(corr, (B, C * C)), nn.Variable.from_numpy_array(upper), axis=1))
     if L >= 2:
         pair = F.slice(m, start=(0, 1, 0), stop=(B, L, 1)) * F.slice(m, start=(0, 0, 0), stop=(B, L - 1, 1))
         pairs = F.reshape(F.maximum_scalar(F.sum(pair, axis=1), 1.0), (B, 1))
