@@ -63,23 +63,31 @@ def score(path, step, clf):
     return per_class, round(float((0.5 * np.abs(P - TRANSITION).sum(axis=1)).mean()), 4)
 
 
+def fit_classifier(train):
+    """The test's real-trained classifier: a multinomial logistic regression on the training split's class
+    features (spectra and step statistics of the continuous features), labels its first attribute."""
+    from gan_sru.metrics.conditional import LogisticClassifier, class_features
+
+    C = train.encoding.num_continuous
+    return LogisticClassifier(len(train.encoding.attributes[0]["categories"])).fit(
+        class_features([s[:, :C] for s in train.sequences]), train.attributes.argmax(axis=1))
+
+
 def real_reference(size, seed, sets):
     """The classifier's per-class accuracy on the held-out real sequences of a row's data (its size, seed and
     overrides): the ceiling that generated samples are measured against. Recomputed, not stored: the data
     and the classifier are pure functions of the config."""
     from gan_sru.commands.generate import training_split
     from gan_sru.config import load_config
-    from gan_sru.metrics.conditional import LogisticClassifier, class_features
+    from gan_sru.metrics.conditional import class_features
 
     cfg = load_config(os.path.join(REPO, "configs", "sines_classes.yaml"),
                       ([] if size == "full" else test_sizes()) + list(sets) + [f"seed={seed}", f"run_dir={RUN_DIR}"])
     train, held = training_split(cfg)
     C = train.encoding.num_continuous
-    K = len(train.encoding.attributes[0]["categories"])
-    clf = LogisticClassifier(K).fit(class_features([s[:, :C] for s in train.sequences]),
-                                    train.attributes.argmax(axis=1))
-    pred, y = clf.predict(class_features([s[:, :C] for s in held.sequences])), held.attributes.argmax(axis=1)
-    return [round(float((pred[y == k] == k).mean()), 4) for k in range(K)]
+    pred = fit_classifier(train).predict(class_features([s[:, :C] for s in held.sequences]))
+    y = held.attributes.argmax(axis=1)
+    return [round(float((pred[y == k] == k).mean()), 4) for k in range(len(train.encoding.attributes[0]["categories"]))]
 
 
 def run_seed(seed, full, sets):
@@ -88,7 +96,6 @@ def run_seed(seed, full, sets):
     import models  # noqa: F401  (fills the registries)
     from gan_sru.commands.generate import training_split
     from gan_sru.config import load_config
-    from gan_sru.metrics.conditional import LogisticClassifier, class_features
     from gan_sru.sampling import TrainedRun
     from gan_sru.train import Trainer
 
@@ -114,10 +121,8 @@ def run_seed(seed, full, sets):
     if max(run.checkpoints) < cfg["train"]["steps"]:  # stopped by a signal: it saved where it was
         raise SystemExit(f"seed {seed}: training stopped at step {max(run.checkpoints)} of "
                          f"{cfg['train']['steps']}; no row written")
-    enc = run.encoding
     train, _ = training_split(run.cfg)
-    clf = LogisticClassifier(len(enc.attributes[0]["categories"])).fit(
-        class_features([s[:, :enc.num_continuous] for s in train.sequences]), train.attributes.argmax(axis=1))
+    clf = fit_classifier(train)
     checkpoints = {}
     for step in run.checkpoints:
         if step >= 2000:
