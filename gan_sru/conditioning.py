@@ -150,17 +150,22 @@ def magnitude_spectra(seqs, mask, num_freqs=SPECTRAL_FREQS):
     """seqs (L, B, C), mask (L, B) -> (B, C num_freqs), feature-major: |sum_t m_t (x_t - mean) e^(-i w_f t)| / n
     over the n valid steps, w_f = pi f / num_freqs, f = 1..num_freqs (a fixed grid, whatever the length)."""
     L, B, C = seqs.shape
-    m = F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, C))
-    n = F.broadcast(F.reshape(F.sum(mask, axis=0), (B, 1)), (B, C))
-    mean = F.sum(seqs * m, axis=0) / n
-    x = (seqs - F.broadcast(F.reshape(mean, (1, B, C)), (L, B, C))) * m
-    x = F.reshape(F.transpose(x, (1, 2, 0)), (B * C, L))
+    m = F.reshape(mask, (L, B, 1))
+    n = F.reshape(F.sum(mask, axis=0), (1, B, 1))
+    x = (seqs - F.sum(seqs * m, axis=0, keepdims=True) / n) * m
+    return centred_spectra(F.transpose(x, (1, 2, 0)), F.reshape(n, (B, 1, 1)), num_freqs)
+
+
+def centred_spectra(x, count, num_freqs):
+    """`magnitude_spectra` of sequences already centred on their mean and 0 at padded steps: x (B, C, L),
+    count (B, 1, 1) their valid steps -> (B, C num_freqs)."""
+    B, C, L = x.shape
     arg = np.arange(L)[:, None] * (np.pi * np.arange(1, num_freqs + 1) / num_freqs)[None, :]  # (L, NF)
-    re = F.affine(x, nn.Variable.from_numpy_array(np.cos(arg).astype(np.float32)))
-    im = F.affine(x, nn.Variable.from_numpy_array(np.sin(arg).astype(np.float32)))
+    flat = F.reshape(x, (B * C, L))
+    re = F.affine(flat, nn.Variable.from_numpy_array(np.cos(arg).astype(np.float32)))
+    im = F.affine(flat, nn.Variable.from_numpy_array(np.sin(arg).astype(np.float32)))
     mag = F.pow_scalar(re * re + im * im + 1e-8, 0.5)  # (B C, NF); + 1e-8 keeps the gradient at 0 finite
-    count = F.reshape(n, (B * C, 1))
-    return F.reshape(mag / F.broadcast(count, (B * C, num_freqs)), (B, C * num_freqs))
+    return F.reshape(F.reshape(mag, (B, C, num_freqs)) / count, (B, C * num_freqs))
 
 
 def projection(builder, dcfg, seqs, mask, attrs, train):

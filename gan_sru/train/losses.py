@@ -113,9 +113,9 @@ def class_moment_loss(fake, real, mask, onehot):
 def _sequence_stats(x, mask):
     """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), the correlation of each
     pair of features (B, C (C - 1) / 2), lag-1 autocorrelation (B, C), log magnitude spectrum (B, C L // 2)]
-    of x (L, B, C), 0 at padded steps; mask (L, B). The spectrum is `magnitude_spectra` at the L // 2
+    of x (L, B, C), 0 at padded steps; mask (L, B). The spectrum is `conditioning.magnitude_spectra`'s at the L // 2
     frequencies pi f / (L // 2) up to pi (for an even L a full sequence's DFT bins), log(|X_f| / n + 1e-3)."""
-    from gan_sru.conditioning import magnitude_spectra
+    from gan_sru.conditioning import centred_spectra
 
     L, B, C = x.shape
     xs = F.transpose(x, (1, 0, 2))  # (B, L, C); the arithmetic below broadcasts implicitly
@@ -135,7 +135,7 @@ def _sequence_stats(x, mask):
         pairs = F.reshape(F.maximum_scalar(F.sum(pair, axis=1), 1.0), (B, 1))
         lagged = F.slice(z, start=(0, 1, 0), stop=(B, L, C)) * F.slice(z, start=(0, 0, 0), stop=(B, L - 1, C))
         stats.append(F.sum(lagged, axis=1) / pairs)
-        stats.append(F.log(magnitude_spectra(x, mask, num_freqs=L // 2) + 1e-3))
+        stats.append(F.log(centred_spectra(F.transpose(centred, (0, 2, 1)), count, L // 2) + 1e-3))
     return stats
 
 
