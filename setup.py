@@ -11,9 +11,10 @@ setup(
     install_requires=[
         "nnabla==1.39.*",
         "numpy<2",
-        "scipy>=1.7",  # special.erf for Context-FID's encoder (scipy also comes with nnabla)
+        # special.erf for Context-FID's encoder, optimize for the separability diagnosis; >= 1.10: its OpenBLAS
+        # recognises newer CPUs than NumPy 1.26's (gan_sru/ops/blas.py)
+        "scipy>=1.10",
         "numba>=0.57",
-        "scipy>=1.10",  # its OpenBLAS recognises newer CPUs than NumPy 1.26's (gan_sru/ops/blas.py)
         "threadpoolctl>=3",
         "imageio>=2.9",
         "matplotlib>=3.5",

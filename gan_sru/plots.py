@@ -270,6 +270,28 @@ def scores_bar(metrics_dict, path, title="scores (lower is better)", size=(700, 
     return _save(fig, path)
 
 
+def separability_bars(generated, floor, path, title="what tells generated from real", size=(800, 420)):
+    """Horizontal bars, one row per group of per-sequence statistics (``metrics.separability``): the group's
+    score for generated vs real (orange) over held-out real vs real (blue, the floor; ``floor`` may be None),
+    on the discriminative score's 0 .. 0.5 scale, with the largest score's group on top. Returns the path."""
+    names = sorted(generated, key=lambda g: generated[g])  # barh draws from the bottom: the largest on top
+    y = np.arange(len(names))
+    fig = _figure(size)
+    ax = fig.subplots()
+    ax.barh(y + 0.2, [generated[g] for g in names], 0.4, color=FAKE_COLOR, label="generated vs real")
+    if floor:
+        ax.barh(y - 0.2, [floor.get(g, np.nan) for g in names], 0.4, color=REAL_COLOR,
+                label="held-out real vs real (floor)")
+    ax.set_yticks(y, names)
+    ax.set_xlim(0, 0.5)
+    ax.set_xlabel("|accuracy - 0.5| of a logistic regression on the group (0: cannot tell)")
+    ax.legend(fontsize="small", loc="lower right")
+    ax.grid(alpha=0.3, axis="x")
+    ax.set_title(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def training_curves(monitor_series, path, title="training", size=None):
     """One panel per series, two panels a row.
 

@@ -22,13 +22,18 @@ Scores (gan_sru.metrics), all lower is better:
   correlational   Diffusion-TS's correlational score: |corr(other) - corr(real)| over the lower triangle / 10,
                   mean and std over 5 draws of a fifth of the set
   mmd2            unbiased MMD^2, RBF kernel, median-heuristic bandwidth, flattened sequences
+What tells them apart (gan_sru.metrics.separability): per group of per-sequence statistics (levels, spreads,
+  extremes, step changes, autocorrelations, feature correlations, spectrum), how well a logistic regression on
+  that group alone tells generated (and, for the floor, held-out) from real: |accuracy - 0.5|, the groups
+  far above their floor first. A diagnosis, not a score to compare with papers.
 --protocol: how the two GRU scores are trained (gan_sru.metrics.protocols): `fast` (default; this project's
   quick settings, for tracking runs) or `paper` (TimeGAN's code's settings, for comparing with papers).
 Writes into RUN/evaluation/ (each evaluation replaces the previous; metrics.json names its checkpoint):
   metrics.json, report.md, pca.png (real vs generated on the real set's first two principal components),
   autocorrelation.png (mean ACF per feature, real solid, generated dashed), real_vs_generated.png (one axis
   per feature; up to 8 features, the highest-variance ones of wider data), correlation.png (real and
-  generated feature correlations and their difference) and scores.png (generated next to the floor).
+  generated feature correlations and their difference), scores.png (generated next to the floor) and
+  separability.png (what tells them apart, per group of statistics).
 """
 import json
 import os
@@ -44,7 +49,8 @@ from gan_sru.sampling import check_run_path
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2")
 PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
-            "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png"}
+            "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png",
+            "separability": "separability.png"}
 MAX_LAG = 50
 _SUBSET_STREAM = 0xE7A1
 
@@ -167,6 +173,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         "iterations": iters,
         "scale": "[0, 1] training scale (the run's min-max scaling of its training data)",
         "generated": generated, "holdout": floor, "targets": TARGETS,
+        "separability": _separability(real, fake, held, seed),
         "pictures": dict(PICTURES), "seconds": None,
     }
     if floor is None:
@@ -193,6 +200,12 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
                 bars[f"{short} {which}"] = scores[name]
     plots.scores_bar(bars, os.path.join(out, PICTURES["scores"]), size=(900, 400),
                      title=f"generated (gen) and held-out real (floor) vs real, step {run.step}; lower is better")
+    if result["separability"] is None:
+        result["pictures"].pop("separability")
+    else:
+        plots.separability_bars(result["separability"]["generated"], result["separability"]["holdout"],
+                                os.path.join(out, PICTURES["separability"]),
+                                title=f"what tells generated from real sequences, step {run.step}")
     if run.encoding is not None:
         from gan_sru.commands.evaluate_conditional import conditional_section
 
@@ -203,6 +216,17 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     atomic_write_text(os.path.join(out, "report.md"), report_markdown(result))
     result["out"] = out
     return result
+
+
+def _separability(real, fake, held, seed):
+    """{"generated": groups' scores, "holdout": the floor's or None}, or None when real or generated has fewer
+    than the 4 sequences that two folds need."""
+    from gan_sru import metrics
+
+    if min(len(real), len(fake)) < 4:
+        return None
+    return {"generated": metrics.separability(real, fake, seed=seed),
+            "holdout": metrics.separability(real, held, seed=seed) if len(held) >= 4 else None}
 
 
 def _write_json(obj, path):
@@ -246,6 +270,18 @@ def score_table(result):
         target = f"≤ {result['targets'][name]:.2f}" if name in result["targets"] else "-"
         rows.append(f"| {labels[name]} | {format_score(name, gen.get(name))} | "
                     f"{format_score(name, floor.get(name))} | {target} |")
+    return "\n".join(rows)
+
+
+def separability_table(result):
+    """Markdown table of what tells the sets apart: each group of statistics, generated vs real next to the
+    floor, the groups that tell generated data apart best (by their margin over the floor) first."""
+    sep = result["separability"]
+    gen, floor = sep["generated"], sep["holdout"] or {}
+    order = sorted(gen, key=lambda g: -(gen[g] - floor.get(g, 0.0)))
+    rows = ["| statistics of each sequence | generated vs real | held-out real vs real (floor) |", "|---|---|---|"]
+    rows += [f"| {g} | {gen[g]:.3f} | {floor[g]:.3f} |" if g in floor else f"| {g} | {gen[g]:.3f} | - |"
+             for g in order]
     return "\n".join(rows)
 
 
@@ -301,6 +337,19 @@ def report_markdown(result):
         f"Scores of the generated data next to the floor:\n\n![scores]({PICTURES['scores']})",
         "",
     ]
+    if r["separability"] is not None:
+        lines += [
+            "## What tells generated from real",
+            "",
+            "For each group of every sequence's own statistics, a logistic regression on that group alone tells "
+            "the sets apart (two-fold, on standardised statistics): |accuracy - 0.5|, 0 when it cannot. The groups "
+            "far above their floor are what the generator still misses.",
+            "",
+            separability_table(r),
+            "",
+            f"![what tells them apart]({PICTURES['separability']})",
+            "",
+        ]
     if r.get("conditional"):
         from gan_sru.commands.evaluate_conditional import conditional_markdown
 
@@ -318,6 +367,9 @@ def main(args):
           f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale, "
           f"{result['protocol']['name']} protocol:")
     print(score_table(result))
+    if result["separability"] is not None:
+        print("what tells generated from real (per group of each sequence's statistics, |accuracy - 0.5|):")
+        print(separability_table(result))
     print(f"written: {os.path.join(result['out'], 'metrics.json')}\n"
           f"         {os.path.join(result['out'], 'report.md')} (with {len(PICTURES)} pictures)")
     return 0

@@ -13,6 +13,7 @@ scale [0, 1].
   encoder (``ts2vec``, NumPy) trained on the real set.
 - ``correlational_score``: Diffusion-TS's distance between lag-0 feature cross-correlation matrices.
 - ``protocol_settings``: the learned scores' settings, ``fast`` or TimeGAN's ``paper`` protocol.
+- ``separability``: what tells two sets apart, per group of per-sequence statistics (a diagnosis).
 - ``pca_projection``, ``autocorrelation``: numbers behind the evaluation pictures.
 
 The two learned metrics train a GRU written in NumPy + numba with hand-written gradients (``gru``:
@@ -31,9 +32,10 @@ from .discriminative import DISCRIMINATIVE_ITERATIONS, discriminative_score
 from .mmd import median_bandwidth, mmd2
 from .predictive import PREDICTIVE_ITERATIONS, predictive_score
 from .protocols import PROTOCOL_NAMES, protocol_settings
+from .separability import separability
 from .statistics import autocorrelation, pca_projection
 
 __all__ = ["DISCRIMINATIVE_ITERATIONS", "PREDICTIVE_ITERATIONS", "PROTOCOL_NAMES", "as_padded", "autocorrelation",
            "context_fid", "context_fids", "correlation_difference", "correlation_matrix", "correlational_score",
            "discriminative_score", "flatten_pair", "frechet_distance", "median_bandwidth", "mmd2", "pca_projection",
-           "predictive_score", "protocol_settings"]
+           "predictive_score", "protocol_settings", "separability"]

@@ -14,6 +14,7 @@ from gan_sru.commands import evaluate
 from gan_sru.commands import generate as generate_cmd
 from gan_sru.config import load_config
 from gan_sru.data import read_sequences, training_data
+from gan_sru.metrics.separability import GROUPS
 from gan_sru.sampling import TrainedRun
 from gan_sru.train import Trainer
 
@@ -184,8 +185,12 @@ def test_evaluate_writes_metrics_report_and_pictures(fixed_run, tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "step 4" in report and "16 generated" in report and "repeats of the discriminative score: 2" in report
     sizes = {"pca": (600, 600), "autocorrelation": (800, 500), "real_vs_generated": (1200, 400),
-             "correlation": (1500, 540), "scores": (900, 400)}
+             "correlation": (1500, 540), "scores": (900, 400), "separability": (800, 420)}
     assert set(metrics["pictures"]) == set(sizes)
+    sep = metrics["separability"]
+    assert set(sep["generated"]) == set(sep["holdout"]) == set(GROUPS)
+    assert all(0 <= v <= 0.5 for part in sep.values() for v in part.values())
+    assert "## What tells generated from real" in report and "| feature correlations | " in report
     for key, name in metrics["pictures"].items():
         assert f"]({name})" in report, name
         assert image_size(str(tmp_path / name)) == sizes[key], name

@@ -54,6 +54,17 @@ def test_pca_scatter_and_autocorrelation_plot(tmp_path, data):
     assert read(acf).shape[:2] == (300, 500)
 
 
+def test_separability_bars_draw_generated_and_floor_and_the_generated_alone(data, tmp_path):
+    real, fake = data
+    gen, floor = metrics.separability(real, fake), metrics.separability(real, real[::-1])
+    both = read(plots.separability_bars(gen, floor, tmp_path / "sep.png"))
+    assert both.shape[:2] == (420, 800)
+    blue, orange = colour_counts(both)
+    assert orange > 500 and blue > 0  # uniform noise against sines: the generated bars are long
+    alone = read(plots.separability_bars(gen, None, tmp_path / "sep_alone.png", size=(600, 300)))
+    assert alone.shape[:2] == (300, 600) and colour_counts(alone)[0] < blue
+
+
 def test_scores_bar_accepts_metric_results(tmp_path):
     scores = {"discriminative": {"mean": 0.2, "std": 0.05, "scores": [0.15, 0.25]},
               "predictive": {"mae": 0.1}, "mmd2": 0.01}
