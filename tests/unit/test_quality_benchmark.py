@@ -46,3 +46,21 @@ def test_ablation_table_has_one_line_per_row_with_each_score_and_its_floor():
     assert lines[2] == ("| dsf | configs/wide.yaml | model.discriminator.step_features=true | 1500 | "
                         "0.291 ± 0.037 (floor 0.019) | 0.0357 (0.0281) | 2.08 (0.08) | 2.57 (1.02) |")
     assert "| cur | configs/wide.yaml | (defaults) |" in lines[3]
+
+
+def test_budgets_default_per_set_one_number_for_all_or_pairs_and_bad_text_names_the_part():
+    import pytest
+
+    sets = ["wide", "long128", "sines"]
+    assert quality.parse_budgets(None, sets) == {s: quality.BUDGETS[s] for s in sets}
+    assert quality.parse_budgets("2.5", sets) == {"wide": 2.5, "long128": 2.5, "sines": 2.5}
+    assert quality.parse_budgets(1.0, sets) == {"wide": 1.0, "long128": 1.0, "sines": 1.0}  # --quick's number
+    assert quality.parse_budgets("long128=30, sines=1", sets) == {"wide": quality.BUDGETS["wide"],
+                                                                 "long128": 30.0, "sines": 1.0}
+    assert quality.parse_budgets(None, ["mine"]) == {"mine": quality.DEFAULT_BUDGET}
+    for text, words in (("long64=5", "'long64' is not one of --sets (wide, long128, sines)"),
+                        ("wide=0", "'0' is not a positive number of minutes"),
+                        ("wide=x", "could not convert string to float"),
+                        ("wide=1,sines", "'sines' is not SET=MINUTES")):
+        with pytest.raises(SystemExit, match=r"--minutes .*" + words.replace("(", r"\(").replace(")", r"\)")):
+            quality.parse_budgets(text, sets)
