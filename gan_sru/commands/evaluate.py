@@ -371,5 +371,5 @@ def main(args):
         print("what tells generated from real (per group of each sequence's statistics, |accuracy - 0.5|):")
         print(separability_table(result))
     print(f"written: {os.path.join(result['out'], 'metrics.json')}\n"
-          f"         {os.path.join(result['out'], 'report.md')} (with {len(PICTURES)} pictures)")
+          f"         {os.path.join(result['out'], 'report.md')} (with {len(result['pictures'])} pictures)")
     return 0

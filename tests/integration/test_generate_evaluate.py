@@ -196,6 +196,14 @@ def test_evaluate_writes_metrics_report_and_pictures(fixed_run, tmp_path):
         assert image_size(str(tmp_path / name)) == sizes[key], name
 
 
+def test_evaluate_of_three_sequences_leaves_out_what_tells_them_apart(fixed_run, tmp_path):
+    result = evaluate.evaluate_run(fixed_run, num=3, repeats=1, seed=0, progress=False, out=str(tmp_path),
+                                   iterations=FAST)  # two folds need 4 sequences of each set
+    assert result["separability"] is None and "separability" not in result["pictures"]
+    assert not (tmp_path / "separability.png").exists()
+    assert "What tells generated from real" not in (tmp_path / "report.md").read_text()
+
+
 def test_evaluate_varlen_default_folder_and_reused_floor(varlen_run):
     first = evaluate.evaluate_run(varlen_run, step=2, num=12, repeats=1, seed=1, progress=False, iterations=FAST)
     folder = os.path.join(varlen_run, "evaluation")
