@@ -204,7 +204,7 @@ def write_plot(doc, path):
     axes[0].set_yticks(y)
     axes[0].set_yticklabels([f"{e['set']} ({e['length']} x {e['features']})" for e in entries], fontsize="small")
     axes[0].set_ylim(-0.7, n - 0.3)
-    axes[0].legend(fontsize="small", loc="lower right")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="upper left", ncol=2, fontsize="small")  # clear of the rows
     ax = axes[-1]
     ms = [e["ms_per_step_per_time_step"] for e in entries]
     ax.barh(y, ms, 0.6, color="tab:gray")
