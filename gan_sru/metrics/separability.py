@@ -2,12 +2,12 @@
 
 The discriminative score says *whether* a classifier tells the sets apart; this says *by what*. Each
 sequence is summarised by groups of its own statistics (``GROUPS``), and for each group an L2-regularised
-logistic regression on the standardised statistics is trained to tell the two sets apart (two-fold: each
-half trains once and is tested on the other). A group's score is |test accuracy - 0.5|, the discriminative
-score's scale: 0 when the group does not tell them apart, 0.5 when it always does. Scored for generated vs
-real and for held-out real vs real (the floor), the groups far above their floor are what a generator
-still misses (e.g. on the wide set: each sequence's own feature correlations at 0.90 accuracy while the
-levels were at 0.53).
+logistic regression on the standardised statistics (``conditional.LogisticClassifier``) is trained to tell
+the two sets apart (two-fold: each half trains once and is tested on the other). A group's score is
+|test accuracy - 0.5|, the discriminative score's scale: 0 when the group does not tell them apart, 0.5 when
+it always does. Scored for generated vs real and for held-out real vs real (the floor), the groups far above
+their floor are what a generator still misses (e.g. on the wide set: each sequence's own feature
+correlations at 0.90 accuracy while the levels were at 0.53).
 """
 import numpy as np
 
@@ -90,38 +90,21 @@ def sequence_statistics(x, lengths):
     return {g: out[g] for g in GROUPS if g in out}
 
 
-def _fit_logistic(a, y, l2):
-    """Weights (d + 1,) of an L2-regularised logistic regression of y (0/1) on a (n, d), by L-BFGS."""
-    from scipy.optimize import minimize
-
-    X = np.hstack([a, np.ones((len(a), 1))])
-    sign = 2.0 * y - 1.0
-    reg = np.r_[np.full(a.shape[1], l2), 0.0]  # the bias is not shrunk
-
-    def loss(w):
-        m = sign * (X @ w)
-        p = np.exp(-np.logaddexp(0.0, m))  # sigmoid(-m), stable
-        return np.logaddexp(0.0, -m).mean() + 0.5 * np.sum(reg * w * w), -(X.T @ (sign * p)) / len(X) + reg * w
-
-    return minimize(loss, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 500}).x
-
-
 def _accuracy(features_a, features_b, rng, l2):
-    """Two-fold test accuracy of telling features_a (n, d) from features_b (n, d)."""
+    """Two-fold test accuracy of telling features_a (n, d) from features_b (n, d) with the project's logistic
+    classifier (``conditional.LogisticClassifier``: standardised features, L2 ``l2``, L-BFGS)."""
+    from .conditional import LogisticClassifier
+
     n = len(features_a)
-    order = [rng.permutation(n), rng.permutation(n)]
-    halves = [(o[: n // 2], o[n // 2:]) for o in order]
+    halves = [(o[: n // 2], o[n // 2:]) for o in (rng.permutation(n), rng.permutation(n))]
     correct = total = 0
     for fold in (0, 1):
         tr = [h[fold] for h in halves]
         te = [h[1 - fold] for h in halves]
-        a_tr = np.vstack([features_a[tr[0]], features_b[tr[1]]])
-        mu, sd = a_tr.mean(axis=0), a_tr.std(axis=0) + 1e-9
-        y_tr = np.r_[np.ones(len(tr[0])), np.zeros(len(tr[1]))]
-        w = _fit_logistic((a_tr - mu) / sd, y_tr, l2)
-        for part, label in ((features_a[te[0]], 1.0), (features_b[te[1]], 0.0)):
-            logit = ((part - mu) / sd) @ w[:-1] + w[-1]
-            correct += int(np.sum((logit > 0) == (label > 0.5)))
+        clf = LogisticClassifier(2, l2).fit(np.vstack([features_a[tr[0]], features_b[tr[1]]]),
+                                            np.r_[np.ones(len(tr[0]), int), np.zeros(len(tr[1]), int)])
+        for part, label in ((features_a[te[0]], 1), (features_b[te[1]], 0)):
+            correct += int(np.sum(clf.predict(part) == label))
             total += len(part)
     return correct / total
 
