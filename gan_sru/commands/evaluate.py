@@ -22,10 +22,11 @@ Scores (gan_sru.metrics), all lower is better:
   correlational   Diffusion-TS's correlational score: |corr(other) - corr(real)| over the lower triangle / 10,
                   mean and std over 5 draws of a fifth of the set
   mmd2            unbiased MMD^2, RBF kernel, median-heuristic bandwidth, flattened sequences
-What tells them apart (gan_sru.metrics.separability): per group of per-sequence statistics (levels, spreads,
-  extremes, step changes, autocorrelations, feature correlations, spectrum), how well a logistic regression on
-  that group alone tells generated (and, for the floor, held-out) from real: |accuracy - 0.5|, the groups
-  far above their floor first. A diagnosis, not a score to compare with papers.
+What tells them apart (gan_sru.metrics.separability; commands/evaluate_separability.py): per group of
+  per-sequence statistics (levels, spreads, extremes, step changes, autocorrelations, feature correlations,
+  spectrum), how well a logistic regression on that group alone tells generated (and, for the floor,
+  held-out) from real: |accuracy - 0.5|, the groups far above their floor first. A diagnosis, not a score
+  to compare with papers.
 --protocol: how the two GRU scores are trained (gan_sru.metrics.protocols): `fast` (default; this project's
   quick settings, for tracking runs) or `paper` (TimeGAN's code's settings, for comparing with papers).
 Writes into RUN/evaluation/ (each evaluation replaces the previous; metrics.json names its checkpoint):
@@ -42,6 +43,8 @@ import time
 import numpy as np
 
 from gan_sru import ConfigError
+from gan_sru.commands.evaluate_separability import PICTURE as SEPARABILITY_PICTURE
+from gan_sru.commands.evaluate_separability import separability_markdown, separability_section, separability_table
 from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
 from gan_sru.files import atomic_write_text
 from gan_sru.sampling import check_run_path
@@ -50,7 +53,7 @@ TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2")
 PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
             "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png",
-            "separability": "separability.png"}
+            "separability": SEPARABILITY_PICTURE}
 MAX_LAG = 50
 _SUBSET_STREAM = 0xE7A1
 
@@ -164,6 +167,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         floor = score_sets(real, held, repeats, seed, settings, fids[1], progress)
     if run.cfg["data"]["source"] in ("sines", "sines_varlen"):
         _add_timegan_scale(generated, floor, run.scaler)
+    os.makedirs(out, exist_ok=True)
     result = {
         "run": run.folder.path, "checkpoint_step": run.step, "num_generated": len(fake), "num_real": len(real),
         "num_holdout": len(held), "repeats": repeats, "seed": seed,
@@ -173,14 +177,13 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         "iterations": iters,
         "scale": "[0, 1] training scale (the run's min-max scaling of its training data)",
         "generated": generated, "holdout": floor, "targets": TARGETS,
-        "separability": _separability(real, fake, held, seed),
+        "separability": separability_section(real, fake, held, seed, out, run.step),
         "pictures": dict(PICTURES), "seconds": None,
     }
     if floor is None:
         result["holdout_note"] = (f"the held-out split has {len(held)} sequence(s) (data.holdout_fraction "
                                   f"{run.cfg['data']['holdout_fraction']}); at least 2 are needed for a floor")
 
-    os.makedirs(out, exist_ok=True)
     real_p, fake_p = metrics.pca_projection(real, fake, n=2)
     plots.pca_scatter(real_p, fake_p, os.path.join(out, PICTURES["pca"]),
                       title=f"PCA fitted on real, step {run.step}")
@@ -202,10 +205,6 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
                      title=f"generated (gen) and held-out real (floor) vs real, step {run.step}; lower is better")
     if result["separability"] is None:
         result["pictures"].pop("separability")
-    else:
-        plots.separability_bars(result["separability"]["generated"], result["separability"]["holdout"],
-                                os.path.join(out, PICTURES["separability"]),
-                                title=f"what tells generated from real sequences, step {run.step}")
     if run.encoding is not None:
         from gan_sru.commands.evaluate_conditional import conditional_section
 
@@ -216,17 +215,6 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     atomic_write_text(os.path.join(out, "report.md"), report_markdown(result))
     result["out"] = out
     return result
-
-
-def _separability(real, fake, held, seed):
-    """{"generated": groups' scores, "holdout": the floor's or None}, or None when real or generated has fewer
-    than the 4 sequences that two folds need."""
-    from gan_sru import metrics
-
-    if min(len(real), len(fake)) < 4:
-        return None
-    return {"generated": metrics.separability(real, fake, seed=seed),
-            "holdout": metrics.separability(real, held, seed=seed) if len(held) >= 4 else None}
 
 
 def _write_json(obj, path):
@@ -270,18 +258,6 @@ def score_table(result):
         target = f"≤ {result['targets'][name]:.2f}" if name in result["targets"] else "-"
         rows.append(f"| {labels[name]} | {format_score(name, gen.get(name))} | "
                     f"{format_score(name, floor.get(name))} | {target} |")
-    return "\n".join(rows)
-
-
-def separability_table(result):
-    """Markdown table of what tells the sets apart: each group of statistics, generated vs real next to the
-    floor, the groups that tell generated data apart best (by their margin over the floor) first."""
-    sep = result["separability"]
-    gen, floor = sep["generated"], sep["holdout"] or {}
-    order = sorted(gen, key=lambda g: -(gen[g] - floor.get(g, 0.0)))
-    rows = ["| statistics of each sequence | generated vs real | held-out real vs real (floor) |", "|---|---|---|"]
-    rows += [f"| {g} | {gen[g]:.3f} | {floor[g]:.3f} |" if g in floor else f"| {g} | {gen[g]:.3f} | - |"
-             for g in order]
     return "\n".join(rows)
 
 
@@ -338,18 +314,7 @@ def report_markdown(result):
         "",
     ]
     if r["separability"] is not None:
-        lines += [
-            "## What tells generated from real",
-            "",
-            "For each group of every sequence's own statistics, a logistic regression on that group alone tells "
-            "the sets apart (two-fold, on standardised statistics): |accuracy - 0.5|, 0 when it cannot. The groups "
-            "far above their floor are what the generator still misses.",
-            "",
-            separability_table(r),
-            "",
-            f"![what tells them apart]({PICTURES['separability']})",
-            "",
-        ]
+        lines += [separability_markdown(r["separability"])]
     if r.get("conditional"):
         from gan_sru.commands.evaluate_conditional import conditional_markdown
 
@@ -369,7 +334,7 @@ def main(args):
     print(score_table(result))
     if result["separability"] is not None:
         print("what tells generated from real (per group of each sequence's statistics, |accuracy - 0.5|):")
-        print(separability_table(result))
+        print(separability_table(result["separability"]))
     print(f"written: {os.path.join(result['out'], 'metrics.json')}\n"
           f"         {os.path.join(result['out'], 'report.md')} (with {len(result['pictures'])} pictures)")
     return 0
