@@ -11,7 +11,7 @@ setup(
     install_requires=[
         "nnabla==1.39.*",
         "numpy<2",
-        # special.erf for Context-FID's encoder, optimize for the separability diagnosis; >= 1.10: its OpenBLAS
+        # special.erf for Context-FID's encoder, optimize for the logistic classifiers; >= 1.10: its OpenBLAS
         # recognises newer CPUs than NumPy 1.26's (gan_sru/ops/blas.py)
         "scipy>=1.10",
         "numba>=0.57",
