@@ -4,6 +4,8 @@ Adds to metrics.json a "separability" section ({"generated": {group: score}, "ho
 None when real or generated has fewer than the 4 sequences that two folds need), to report.md a section with
 its table, and the picture separability.png.
 """
+import os
+
 from gan_sru import metrics, plots
 
 PICTURE = "separability.png"
@@ -11,8 +13,6 @@ PICTURE = "separability.png"
 
 def separability_section(real, fake, held, seed, out, step):
     """The "separability" dict of metrics.json (or None, see the module docstring); writes PICTURE into `out`."""
-    import os
-
     if min(len(real), len(fake)) < 4:
         return None
     section = {"generated": metrics.separability(real, fake, seed=seed),
