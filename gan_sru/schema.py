@@ -92,6 +92,11 @@ SCHEMA = {
                                              "(longest length), or log-spaced from a period of twice the longest "
                                              "length to one of 3.3 steps (short periods within reach in long "
                                              "windows)"),
+    "model.generator.initial_state": Field("bool", False, None,
+                                           "the SRU layers' initial cell states are a learned linear map of the "
+                                           "per-sequence noise (and attributes), starting at 0, instead of "
+                                           "zeros: samples start mid-stream, as windows cut from a long "
+                                           "series do"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1])"),
     # discriminator
@@ -159,6 +164,9 @@ SCHEMA = {
                                         "spread over the batch of a sequence's per-feature mean, std, lag-1 "
                                         "autocorrelation and log magnitude spectrum and its C x C correlations; "
                                         "train/losses.py); 0: off"),
+    "train.sequence_moment_tails": Field("bool", False, None,
+                                         "with sequence_moment_loss: also each sequence's per-feature skewness "
+                                         "and kurtosis (its extremes)"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",

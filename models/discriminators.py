@@ -2,16 +2,22 @@
 import nnabla as nn
 import nnabla.functions as F
 import nnabla.parametric_functions as PF
+import numpy as np
 
+from gan_sru.ops.matmul import matmul
 from gan_sru.ops.sru import sru
 from gan_sru.registry import DISCRIMINATORS
 
 
 def _mean_over_valid_steps(h, mask):
     """h (L, B, H) that is already 0 at padded steps, mask (L, B) -> (B, H): the mean over valid steps.
-    (No h * mask: nnabla's broadcasting multiply is slow on CPU, and the SRU output is 0 there anyway.)"""
-    B = h.shape[1]
-    return F.sum(h, axis=0) / F.reshape(F.sum(mask, axis=0), (B, 1))
+    (No h * mask: nnabla's broadcasting multiply is slow on CPU, and the SRU output is 0 there anyway.) The sum
+    over time is a (1, L) x (L, B H) matmul: nnabla's CPU F.sum over the first axis took 17 ms forward and 24 ms
+    backward per call at 256 steps (batch 64, H 168), a tenth of a training step's time in D's two calls."""
+    L, B, H = h.shape
+    ones = nn.Variable.from_numpy_array(np.ones((1, L), np.float32))
+    total = F.reshape(matmul(ones, F.reshape(h, (L, B * H))), (B, H))
+    return total / F.reshape(F.sum(mask, axis=0), (B, 1))
 
 
 def minibatch_std(feats, group):

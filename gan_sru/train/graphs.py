@@ -54,7 +54,8 @@ class StepGraph:
                                                                                           self.mask)
         weight = cfg["train"]["sequence_moment_loss"]
         if weight > 0:
-            self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask)
+            self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask,
+                                                                         cfg["train"]["sequence_moment_tails"])
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

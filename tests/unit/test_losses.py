@@ -96,15 +96,18 @@ def _innovation_graph(fake, real, mask):
 
 # ---------------------------------------------------------------- each sequence's own statistics
 
-def _sequence_reference(fake, real, mask):
+def _sequence_reference(fake, real, mask, tails=False):
     """NumPy: per sequence, over its valid steps, the per-feature mean, std, lag-1 autocorrelation and the
-    correlation of each pair of features, and log(|DFT| / n + 1e-3) at the L // 2 frequencies pi f / (L // 2);
+    correlation of each pair of features, and log(|DFT| / n + 1e-3) at the L // 2 frequencies pi f / (L // 2)
+    (with tails, also the per-feature skewness and kurtosis, scipy.stats' biased estimators);
     per statistic, |batch mean fake - real| + |batch std fake - real|, entry-averaged."""
+    from scipy import stats as scipy_stats
+
     L = fake.shape[0]
     w = np.pi * np.arange(1, L // 2 + 1) / (L // 2)
 
     def stats(x):
-        rows = {"mean": [], "std": [], "corr": [], "acf1": [], "spec": []}
+        rows = {"mean": [], "std": [], "corr": [], "acf1": [], "spec": [], "skew": [], "kurt": []}
         for b in range(x.shape[1]):
             m = mask[:, b].astype(bool)
             v = x[m, b]  # (n, C)
@@ -120,7 +123,11 @@ def _sequence_reference(fake, real, mask):
             rows["acf1"].append((cf[1:] * cf[:-1]).sum(0) / max(pair.sum(), 1) / var)
             dft = np.exp(-1j * np.outer(w, np.arange(L))) @ cf  # (L // 2, C)
             rows["spec"].append(np.log(np.sqrt(np.abs(dft) ** 2 + 1e-8) / len(v) + 1e-3).T.ravel())
-        return [np.array(rows[k]) for k in ("mean", "std", "corr", "acf1", "spec")]
+            # var carries + 1e-6 (a flat sequence): the standardised moments are scaled to match
+            rows["skew"].append(scipy_stats.skew(v, axis=0) * (v.var(0) / var) ** 1.5)
+            rows["kurt"].append(scipy_stats.kurtosis(v, axis=0, fisher=False) * (v.var(0) / var) ** 2)
+        keys = ("mean", "std", "corr", "acf1", "spec") + (("skew", "kurt") if tails else ())
+        return [np.array(rows[k]) for k in keys]
 
     total = 0.0
     for sf, sr in zip(stats(fake), stats(real)):
@@ -131,24 +138,78 @@ def _sequence_reference(fake, real, mask):
     return total
 
 
-def _sequence_graph(fake, real, mask):
+def _sequence_graph(fake, real, mask, tails=False, impl="auto"):
     from gan_sru.train.losses import sequence_moment_loss
 
     f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
     f.need_grad = True
-    return f, sequence_moment_loss(f, r, m)
+    return f, sequence_moment_loss(f, r, m, tails, impl)
 
 
-@pytest.mark.parametrize("C", [1, 3])
-def test_sequence_moment_loss_equals_numpy_for_one_or_few_features(C):
+# "auto": the fused host function (gan_sru/ops/moments.py) on this CPU context; "ref": plain nnabla ops
+@pytest.mark.parametrize("impl", ["auto", "ref"])
+@pytest.mark.parametrize("C, tails", [(1, False), (3, False), (1, True), (3, True)])
+def test_sequence_moment_loss_equals_numpy_for_one_or_few_features(C, tails, impl):
     fake, real, mask = _data(np.random.default_rng(13), L=7, B=6, C=C)
-    _, loss = _sequence_graph(fake, real, mask)
+    _, loss = _sequence_graph(fake, real, mask, tails, impl)
+    assert loss.shape == ()
     loss.forward()
-    assert abs(float(loss.d) - _sequence_reference(fake, real, mask)) < 1e-5
+    assert abs(float(loss.d) - _sequence_reference(fake, real, mask, tails)) < 1e-5 * (1 + tails * 4)
 
 
-def test_sequence_moment_loss_gradient_matches_finite_differences():
-    _check_gradient(_sequence_graph, _sequence_reference, 10, 11)
+@pytest.mark.parametrize("impl", ["auto", "ref"])
+@pytest.mark.parametrize("tails", [False, True])
+def test_sequence_moment_loss_gradient_matches_finite_differences(tails, impl):
+    _check_gradient(lambda f, r, m: _sequence_graph(f, r, m, tails, impl),
+                    lambda f, r, m: _sequence_reference(f, r, m, tails), 10, 11)
+
+
+def test_the_fused_sequence_moment_loss_equals_the_plain_ops_one_on_a_wide_padded_batch():
+    """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step), with the tails; then
+    the fused form's gradient accumulates as nnabla asks (two backward calls after one forward: the second
+    recomputes what the first used up)."""
+    rng = np.random.default_rng(15)
+    L, B, C = 40, 16, 28
+    lengths = rng.integers(1, L + 1, B)
+    lengths[:2] = (L, 1)
+    mask = (np.arange(L)[:, None] < lengths[None, :]).astype(np.float32)
+    fake, real = (rng.random((L, B, C)).astype(np.float32) * mask[:, :, None] for _ in range(2))
+    out = {}
+    for impl in ("ref", "auto"):
+        f, loss = _sequence_graph(fake, real, mask, True, impl)
+        f.grad.zero()
+        loss.forward()
+        loss.backward()
+        out[impl] = float(loss.d), f.g.copy() * mask[:, :, None]
+    assert abs(out["auto"][0] - out["ref"][0]) < 1e-5 * out["ref"][0]
+    assert max_rel_err(out["auto"][1], out["ref"][1]) < 1e-4
+    f, loss = _sequence_graph(fake, real, mask, True)
+    f.grad.zero()
+    loss.forward()
+    loss.backward()
+    loss.backward()
+    assert max_rel_err(f.g * mask[:, :, None], 2 * out["ref"][1]) < 1e-4
+
+
+def test_sequence_moment_loss_refuses_an_unknown_impl():
+    with pytest.raises(ValueError, match="unknown impl 'fast'; expected 'auto' or 'ref'"):
+        _sequence_graph(*_data(np.random.default_rng(0)), impl="fast")
+
+
+def test_the_tails_tell_a_heavy_tailed_batch_from_a_light_one_at_equal_moments():
+    """Uniform against Laplace noise, both of mean 0.5 and std 0.1 per sequence, white: the other statistics
+    hardly differ; the tails term adds the difference in kurtosis (1.8 against 6)."""
+    rng = np.random.default_rng(14)
+    L, B, C = 64, 128, 2
+    light = (0.5 + 0.1 * np.sqrt(3) * rng.uniform(-1, 1, (L, B, C))).astype(np.float32)
+    heavy = (0.5 + 0.1 / np.sqrt(2) * rng.laplace(0, 1, (L, B, C))).astype(np.float32)
+    mask = np.ones((L, B), np.float32)
+    losses = []
+    for tails in (False, True):
+        _, v = _sequence_graph(light, heavy, mask, tails)
+        v.forward()
+        losses.append(float(v.d))
+    assert losses[1] - losses[0] > 3.0, losses
 
 
 def test_sequence_moment_loss_sees_sequences_that_all_look_alike():
