@@ -30,6 +30,15 @@ def g_loss_fn(kind, d_fake):
     raise ValueError(f"unknown loss {kind!r}; expected one of {LOSSES}")
 
 
+def _fused(impl):
+    """Whether a moment term takes its fused host form (gan_sru/ops/moments.py): impl "auto" on a CPU context."""
+    from gan_sru.ops.matmul import is_cuda_context
+
+    if impl not in ("auto", "ref"):
+        raise ValueError(f"unknown impl {impl!r}; expected 'auto' or 'ref'")
+    return impl == "auto" and not is_cuda_context(nn.get_current_context())
+
+
 def _masked_stats(x, mask, lag1=True):
     """Per-feature mean (1, C), std (1, C), the C x C correlation matrix (1, C, C) and, with lag1 and L >= 2,
     the lag-1 autocorrelation (1, C) of x (L, B, C) over the steps where mask (L, B) is 1 (x is 0 elsewhere)."""
@@ -54,7 +63,7 @@ def _masked_stats(x, mask, lag1=True):
     return mean, std, corr, acf1
 
 
-def moment_loss(fake, real, mask):
+def moment_loss(fake, real, mask, impl="auto"):
     """A moment-matching term for G (TimeGAN's moment loss, plus lag-0 feature correlations and lag-1
     autocorrelations).
 
@@ -63,8 +72,13 @@ def moment_loss(fake, real, mask):
     pairs of consecutive valid steps), averaged over features, plus the mean absolute difference of the C x C
     correlation matrices. Cross-feature structure (what the correlational score measures) is learned slowly
     by a discriminator when C is large, and the lag-1 term keeps per-step noise from turning into jitter.
-    Real statistics are constants (no gradient).
+    Real statistics are constants (no gradient). impl: as `sequence_moment_loss`'s ("auto": the fused host
+    function of gan_sru/ops/moments.py on a CPU context; "ref": these plain ops).
     """
+    if _fused(impl):
+        from gan_sru.ops.moments import batch_moments
+
+        return batch_moments(fake, real, mask)
     mf, sf, cf, af = _masked_stats(fake, mask)
     mr, sr, cr, ar = _masked_stats(real, mask)
     loss = F.mean(F.absolute_error(mf, mr)) + F.mean(F.absolute_error(sf, sr)) + F.mean(F.absolute_error(cf, cr))
@@ -164,11 +178,7 @@ def sequence_moment_loss(fake, real, mask, tails=False, impl="auto"):
     fake, real (L, B, C), 0 at padded steps; mask (L, B). Real statistics are constants.
     impl: "auto", the fused host function (gan_sru/ops/moments.py: the same loss, a fraction of the
     time) on a CPU context; "ref" (and CUDA contexts), the plain nnabla ops below."""
-    from gan_sru.ops.matmul import is_cuda_context
-
-    if impl not in ("auto", "ref"):
-        raise ValueError(f"unknown impl {impl!r}; expected 'auto' or 'ref'")
-    if impl == "auto" and not is_cuda_context(nn.get_current_context()):
+    if _fused(impl):
         from gan_sru.ops.moments import sequence_moments
 
         return sequence_moments(fake, real, mask, tails)

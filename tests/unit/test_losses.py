@@ -33,18 +33,20 @@ def _data(rng, L=6, B=5, C=4, padded=True):
     return fake.astype(np.float32), real.astype(np.float32), mask
 
 
-def _graph(fake, real, mask):
+def _graph(fake, real, mask, impl="auto"):
     f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
     f.need_grad = True
-    loss = moment_loss(f, r, m)
+    loss = moment_loss(f, r, m, impl)
     return f, loss
 
 
-def test_moment_loss_is_zero_for_the_same_batch_and_grows_with_a_shift():
+# "auto": the fused host function (gan_sru/ops/moments.py) on this CPU context; "ref": plain nnabla ops
+@pytest.mark.parametrize("impl", ["auto", "ref"])
+def test_moment_loss_is_zero_for_the_same_batch_and_grows_with_a_shift(impl):
     fake, real, mask = _data(np.random.default_rng(1), padded=False)
     values = []
     for shift in (0.0, 0.1, 0.3):
-        _, loss = _graph(fake + shift, fake, mask)
+        _, loss = _graph(fake + shift, fake, mask, impl)
         loss.forward()
         values.append(float(loss.d))
     assert values[0] < 1e-5 and values[0] < values[1] < values[2]
@@ -68,8 +70,42 @@ def _check_gradient(graph, reference, data_seed, pick_seed):
         assert max_rel_err(grad[idx], num) < 2e-2 or abs(grad[idx] - num) < 1e-4, (idx, grad[idx], num)
 
 
-def test_moment_loss_gradient_matches_finite_differences():
-    _check_gradient(_graph, _reference, 2, 3)
+@pytest.mark.parametrize("impl", ["auto", "ref"])
+def test_moment_loss_equals_numpy_on_a_padded_batch(impl):
+    fake, real, mask = _data(np.random.default_rng(16), L=9, B=7, C=5)
+    _, loss = _graph(fake, real, mask, impl)
+    assert loss.shape == ()
+    loss.forward()
+    assert abs(float(loss.d) - _reference(fake, real, mask)) < 1e-5
+
+
+@pytest.mark.parametrize("impl", ["auto", "ref"])
+def test_moment_loss_gradient_matches_finite_differences(impl):
+    _check_gradient(lambda f, r, m: _graph(f, r, m, impl), _reference, 2, 3)
+
+
+def test_the_fused_moment_loss_equals_the_plain_ops_one_on_a_wide_padded_batch():
+    """28 features, 40 steps, right-padded sequences: the same loss and gradient; two backward calls after one
+    forward accumulate twice the gradient."""
+    rng = np.random.default_rng(17)
+    L, B, C = 40, 16, 28
+    mask = (np.arange(L)[:, None] < rng.integers(1, L + 1, B)[None, :]).astype(np.float32)
+    fake, real = (rng.random((L, B, C)).astype(np.float32) * mask[:, :, None] for _ in range(2))
+    out = {}
+    for impl in ("ref", "auto"):
+        f, loss = _graph(fake, real, mask, impl)
+        f.grad.zero()
+        loss.forward()
+        loss.backward()
+        out[impl] = float(loss.d), f.g.copy() * mask[:, :, None]
+    assert abs(out["auto"][0] - out["ref"][0]) < 1e-5 * out["ref"][0]
+    assert max_rel_err(out["auto"][1], out["ref"][1]) < 1e-4
+    f, loss = _graph(fake, real, mask)
+    f.grad.zero()
+    loss.forward()
+    loss.backward()
+    loss.backward()
+    assert max_rel_err(f.g * mask[:, :, None], 2 * out["ref"][1]) < 1e-4
 
 
 # ---------------------------------------------------------------- the step-change term
