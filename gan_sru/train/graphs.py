@@ -20,10 +20,11 @@ class StepGraph:
     """The training graph of one bucket: noise, real batch and mask in; fake, D and G losses out.
 
     Shapes: real (L, B, C), mask (L, B), noise as `gan_sru.networks.noise_shapes`. Parameters live under the
-    scopes "G" and "D" and are shared by every bucket's graph.
+    scopes "G" and "D" and are shared by every bucket's graph. moment_impl: the moment terms' ("auto": fused on
+    the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two).
     """
 
-    def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None):
+    def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto"):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -48,14 +49,16 @@ class StepGraph:
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
         if cfg["train"]["moment_loss"] > 0:
-            self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask)
+            self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask,
+                                                                                moment_impl)
         if cfg["train"]["innovation_loss"] > 0 and length >= 2:
             self.g_loss = self.g_loss + cfg["train"]["innovation_loss"] * innovation_loss(self.fake_g, self.real,
                                                                                           self.mask)
         weight = cfg["train"]["sequence_moment_loss"]
         if weight > 0:
             self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask,
-                                                                         cfg["train"]["sequence_moment_tails"])
+                                                                         cfg["train"]["sequence_moment_tails"],
+                                                                         moment_impl)
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

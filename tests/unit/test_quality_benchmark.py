@@ -2,6 +2,8 @@
 import os
 import sys
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
@@ -64,3 +66,21 @@ def test_budgets_default_per_set_one_number_for_all_or_pairs_and_bad_text_names_
                         ("wide=1,sines", "'sines' is not SET=MINUTES")):
         with pytest.raises(SystemExit, match=r"--minutes .*" + words.replace("(", r"\(").replace(")", r"\)")):
             quality.parse_budgets(text, sets)
+
+
+@pytest.mark.slow
+def test_moment_terms_benchmark_times_both_ways_and_writes_its_rows(tmp_path):
+    """benchmarks/moment_terms.py on the sines config (24 x 128 x 5), one repeat: a row per term and the step,
+    each with both times; the JSON names the CPU."""
+    import json
+    import subprocess
+
+    done = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "moment_terms.py"), "--configs", "sines",
+                           "--repeats", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads((tmp_path / "moment_terms.json").read_text())
+    assert doc["cpu"] and [r["what"] for r in doc["rows"]] == ["sequence_moment_loss", "moment_loss", "training step"]
+    for r in doc["rows"]:
+        assert (r["config"], r["length"], r["batch"], r["features"]) == ("sines", 24, 128, 5)
+        assert r["ref_ms"] > 0 and r["fused_ms"] > 0 and r["ratio"] > 0
+    assert "training step" in done.stdout and "CPU:" in done.stdout
