@@ -138,10 +138,7 @@ class SequenceMoments(PythonFunction):
         return 1
 
     def setup_impl(self, inputs, outputs):
-        shape = tuple(inputs[0].shape)
-        if len(shape) != 3 or tuple(inputs[1].shape) != shape or tuple(inputs[2].shape) != shape[:2]:
-            raise ValueError(f"SequenceMoments expects fake and real (L, B, C) and mask (L, B); got "
-                             f"{[tuple(v.shape) for v in inputs]}")
+        _check_shapes(self.name, *inputs)
         outputs[0].reset_shape((), True)  # a scalar, as the plain form's F.mean
 
     def _arrays(self, inputs):
@@ -178,10 +175,19 @@ class SequenceMoments(PythonFunction):
         return True
 
 
+def _check_shapes(name, fake, real, mask):
+    """A clear ValueError here (nnabla turns one raised in a function's setup into a SystemError)."""
+    shape = tuple(fake.shape)
+    if len(shape) != 3 or tuple(real.shape) != shape or tuple(mask.shape) != shape[:2]:
+        raise ValueError(f"{name} expects fake and real (L, B, C) and mask (L, B); got "
+                         f"{[tuple(v.shape) for v in (fake, real, mask)]}")
+
+
 def sequence_moments(fake, real, mask, tails=False):
     """The fused sequence-moment loss (a scalar) of fake, real (L, B, C) and mask (L, B) (see the module docstring)."""
     import nnabla as nn
 
+    _check_shapes("SequenceMoments", fake, real, mask)
     return SequenceMoments(nn.get_current_context(), tails)(fake, real, mask)
 
 
@@ -292,4 +298,5 @@ def batch_moments(fake, real, mask):
     """The fused `losses.moment_loss` (a scalar) of fake, real (L, B, C) and mask (L, B)."""
     import nnabla as nn
 
+    _check_shapes("BatchMoments", fake, real, mask)
     return BatchMoments(nn.get_current_context())(fake, real, mask)

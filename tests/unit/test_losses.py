@@ -328,3 +328,14 @@ def test_class_moment_loss_is_the_mean_over_classes_of_the_moment_loss_within_ea
     fake2[:, even == 0], fake2[:, even == 1] = real2[:, even == 1], real2[:, even == 0]
     assert value(moment_loss, fake2, real2, mask2) < 1e-5
     assert value(class_moment_loss, fake2, real2, mask2, np.eye(2, dtype=np.float32)[even]) > 0.1
+
+
+@pytest.mark.parametrize("fn", ["sequence_moments", "batch_moments"])
+def test_the_fused_terms_refuse_mismatched_shapes_by_name(fn):
+    from gan_sru.ops import moments
+
+    f, r = nn.Variable((6, 4, 3)), nn.Variable((6, 4, 2))
+    name = {"sequence_moments": "SequenceMoments", "batch_moments": "BatchMoments"}[fn]
+    with pytest.raises(ValueError, match=rf"{name} expects fake and real \(L, B, C\) and mask \(L, B\); got "
+                                         r"\[\(6, 4, 3\), \(6, 4, 2\), \(6, 4\)\]"):
+        getattr(moments, fn)(f, r, nn.Variable((6, 4)))
