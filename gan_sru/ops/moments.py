@@ -65,7 +65,8 @@ def statistics(x, m, tails):
 
 
 def _spread(s):
-    """The spread over the batch of s (B, k): sqrt(max(E s^2 - (E s)^2, 0) + eps), and whether the max clipped."""
+    """The spread over the batch of s (B, k): sqrt(max(E s^2 - (E s)^2, 0) + eps), where the max passed its
+    argument (q > 0: the gradient flows there), and the mean."""
     mean = s.mean(axis=0)
     q = (s * s).mean(axis=0) - mean * mean
     return np.sqrt(np.maximum(q, 0.0) + SPREAD_EPS), q > 0, mean
