@@ -120,39 +120,33 @@ def statistics_backward(x, m, tails, cache, grads):
     return gcm + m * (g_mean - gcm.sum(axis=1, keepdims=True)) / n
 
 
-class SequenceMoments(PythonFunction):
-    """Inputs fake (L, B, C), real (L, B, C), mask (L, B); output the loss, a scalar. Gradient to fake only.
-    Forward keeps what backward needs (the fake statistics' intermediates and the gradients of the statistics,
-    a few (B, L, C) float32 arrays), so backward computes no statistic again; a backward without a forward of
-    its own first recomputes them."""
+class HostMomentLoss(PythonFunction):
+    """A moment term of G as one function: inputs fake (L, B, C), real (L, B, C), mask (L, B); output the loss,
+    a scalar; gradient to fake only. A subclass says how: `compute(fake, real, m)` on host copies of the time-major
+    arrays (m (L, B, 1)) returns (loss, state), `gradient(state)` d loss / d fake (L, B, C). Forward keeps the
+    state (the fake statistics' intermediates and the gradients of the statistics, a few (L, B, C) arrays), so
+    backward computes no statistic again; a backward without a forward of its own first recomputes it."""
 
-    def __init__(self, ctx, tails):
+    def __init__(self, ctx):
         super().__init__(ctx)
-        self.tails = bool(tails)
         self._saved = None
 
     @property
     def name(self):
-        return "SequenceMoments"
+        return type(self).__name__
 
     def min_outputs(self):
         return 1
 
     def setup_impl(self, inputs, outputs):
         _check_shapes(self.name, *inputs)
-        outputs[0].reset_shape((), True)  # a scalar, as the plain form's F.mean
-
-    def _arrays(self, inputs):
-        L, B, C = inputs[0].shape
-        fake, real = (np.ascontiguousarray(host_array(v.data, (L, B, C)).transpose(1, 0, 2)) for v in inputs[:2])
-        m = np.ascontiguousarray(host_array(inputs[2].data, (L, B)).T)[:, :, None]
-        return fake, real, m
+        outputs[0].reset_shape((), True)  # a scalar, as the plain forms' F.mean
 
     def _compute(self, inputs):
-        fake, real, m = self._arrays(inputs)
-        fs, cache = statistics(fake, m, self.tails)
-        loss, grads = loss_and_grads(fs, statistics(real, m, self.tails)[0])
-        self._saved = (fake, m, cache, grads)
+        L, B, C = inputs[0].shape
+        fake, real = (host_array(v.data, (L, B, C)).copy() for v in inputs[:2])
+        m = host_array(inputs[2].data, (L, B)).reshape(L, B, 1).copy()
+        loss, self._saved = self.compute(fake, real, m)
         return loss
 
     def forward_impl(self, inputs, outputs):
@@ -163,17 +157,34 @@ class SequenceMoments(PythonFunction):
             return
         if self._saved is None:
             self._compute(inputs)
-        fake, m, cache, grads = self._saved
+        g = self.gradient(self._saved)
         self._saved = None
-        g = statistics_backward(fake, m, self.tails, cache, grads)
         g *= float(host_array(outputs[0].grad, (1,))[0])
-        write_grad(inputs[0], g.transpose(1, 0, 2), accum[0])
+        write_grad(inputs[0], g, accum[0])
 
     def grad_depends_output_data(self, i, o):
         return False
 
     def grad_depends_input_data(self, i, j):
         return True
+
+
+class SequenceMoments(HostMomentLoss):
+    """`losses.sequence_moment_loss` fused (the statistics work batch-major: (B, L, C))."""
+
+    def __init__(self, ctx, tails):
+        super().__init__(ctx)
+        self.tails = bool(tails)
+
+    def compute(self, fake, real, m):
+        fake, real, m = (np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (fake, real, m))
+        fs, cache = statistics(fake, m, self.tails)
+        loss, grads = loss_and_grads(fs, statistics(real, m, self.tails)[0])
+        return loss, (fake, m, cache, grads)
+
+    def gradient(self, state):
+        fake, m, cache, grads = state
+        return statistics_backward(fake, m, self.tails, cache, grads).transpose(1, 0, 2)
 
 
 def _check_shapes(name, fake, real, mask):
@@ -247,52 +258,16 @@ def pooled_backward(x, m, cache, grads):
     return gcm + m * (g_mean - gcm.reshape(-1, C).sum(axis=0)) / n
 
 
-class BatchMoments(PythonFunction):
-    """`losses.moment_loss` fused: inputs fake (L, B, C), real (L, B, C), mask (L, B); output the loss, a scalar.
-    Gradient to fake only; forward keeps what backward needs, as `SequenceMoments`."""
+class BatchMoments(HostMomentLoss):
+    """`losses.moment_loss` fused."""
 
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self._saved = None
-
-    @property
-    def name(self):
-        return "BatchMoments"
-
-    def min_outputs(self):
-        return 1
-
-    def setup_impl(self, inputs, outputs):
-        SequenceMoments.setup_impl(self, inputs, outputs)
-
-    def _compute(self, inputs):
-        L, B, C = inputs[0].shape
-        fake, real = (host_array(v.data, (L, B, C)).copy() for v in inputs[:2])
-        m = host_array(inputs[2].data, (L, B)).reshape(L, B, 1).copy()
+    def compute(self, fake, real, m):
         fs, cache = pooled_statistics(fake, m)
         loss, grads = pooled_loss_and_grads(fs, pooled_statistics(real, m)[0])
-        self._saved = (fake, m, cache, grads)
-        return loss
+        return loss, (fake, m, cache, grads)
 
-    def forward_impl(self, inputs, outputs):
-        host_array(outputs[0].data, (1,), write_only=True)[0] = self._compute(inputs)
-
-    def backward_impl(self, inputs, outputs, propagate_down, accum):
-        if not propagate_down[0]:
-            return
-        if self._saved is None:
-            self._compute(inputs)
-        fake, m, cache, grads = self._saved
-        self._saved = None
-        g = pooled_backward(fake, m, cache, grads)
-        g *= float(host_array(outputs[0].grad, (1,))[0])
-        write_grad(inputs[0], g, accum[0])
-
-    def grad_depends_output_data(self, i, o):
-        return False
-
-    def grad_depends_input_data(self, i, j):
-        return True
+    def gradient(self, state):
+        return pooled_backward(*state)
 
 
 def batch_moments(fake, real, mask):

@@ -84,29 +84,6 @@ def test_moment_loss_gradient_matches_finite_differences(impl):
     _check_gradient(lambda f, r, m: _graph(f, r, m, impl), _reference, 2, 3)
 
 
-def test_the_fused_moment_loss_equals_the_plain_ops_one_on_a_wide_padded_batch():
-    """28 features, 40 steps, right-padded sequences: the same loss and gradient; two backward calls after one
-    forward accumulate twice the gradient."""
-    rng = np.random.default_rng(17)
-    L, B, C = 40, 16, 28
-    mask = (np.arange(L)[:, None] < rng.integers(1, L + 1, B)[None, :]).astype(np.float32)
-    fake, real = (rng.random((L, B, C)).astype(np.float32) * mask[:, :, None] for _ in range(2))
-    out = {}
-    for impl in ("ref", "auto"):
-        f, loss = _graph(fake, real, mask, impl)
-        f.grad.zero()
-        loss.forward()
-        loss.backward()
-        out[impl] = float(loss.d), f.g.copy() * mask[:, :, None]
-    assert abs(out["auto"][0] - out["ref"][0]) < 1e-5 * out["ref"][0]
-    assert max_rel_err(out["auto"][1], out["ref"][1]) < 1e-4
-    f, loss = _graph(fake, real, mask)
-    f.grad.zero()
-    loss.forward()
-    loss.backward()
-    loss.backward()
-    assert max_rel_err(f.g * mask[:, :, None], 2 * out["ref"][1]) < 1e-4
-
 
 # ---------------------------------------------------------------- the step-change term
 
@@ -200,10 +177,16 @@ def test_sequence_moment_loss_gradient_matches_finite_differences(tails, impl):
                     lambda f, r, m: _sequence_reference(f, r, m, tails), 10, 11)
 
 
-def test_the_fused_sequence_moment_loss_equals_the_plain_ops_one_on_a_wide_padded_batch():
-    """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step), with the tails; then
-    the fused form's gradient accumulates as nnabla asks (two backward calls after one forward: the second
-    recomputes what the first used up)."""
+@pytest.mark.parametrize("term", ["moment_loss", "sequence_moment_loss"])
+def test_the_fused_terms_equal_the_plain_ops_ones_on_a_wide_padded_batch(term):
+    """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step; the sequence term with
+    the tails); then the fused form's gradient accumulates as nnabla asks (two backward calls after one
+    forward: the second recomputes what the first used up)."""
+    def graph(fake, real, mask, impl="auto"):
+        if term == "moment_loss":
+            return _graph(fake, real, mask, impl)
+        return _sequence_graph(fake, real, mask, True, impl)
+
     rng = np.random.default_rng(15)
     L, B, C = 40, 16, 28
     lengths = rng.integers(1, L + 1, B)
@@ -212,14 +195,14 @@ def test_the_fused_sequence_moment_loss_equals_the_plain_ops_one_on_a_wide_padde
     fake, real = (rng.random((L, B, C)).astype(np.float32) * mask[:, :, None] for _ in range(2))
     out = {}
     for impl in ("ref", "auto"):
-        f, loss = _sequence_graph(fake, real, mask, True, impl)
+        f, loss = graph(fake, real, mask, impl)
         f.grad.zero()
         loss.forward()
         loss.backward()
         out[impl] = float(loss.d), f.g.copy() * mask[:, :, None]
     assert abs(out["auto"][0] - out["ref"][0]) < 1e-5 * out["ref"][0]
     assert max_rel_err(out["auto"][1], out["ref"][1]) < 1e-4
-    f, loss = _sequence_graph(fake, real, mask, True)
+    f, loss = graph(fake, real, mask)
     f.grad.zero()
     loss.forward()
     loss.backward()
