@@ -41,6 +41,25 @@ def numeric_grad(f, array, index, eps=1e-6):
     return (up - down) / (2 * eps)
 
 
+def fresh_generator(gcfg, L, B, C, seed=0, impl="auto"):
+    """An inference generator graph (L, B, C) with new parameters drawn from `seed`, every step valid."""
+    from gan_sru.networks import generator_graph
+
+    nn.clear_parameters()
+    nn.random.prng = np.random.RandomState(seed)
+    g = generator_graph(gcfg, L, B, C, L, train=False, impl=impl)
+    g.mask.d = 1.0
+    return g
+
+
+def generator_output(g, noise):
+    """The graph's samples for a dict of noise arrays."""
+    for k, v in noise.items():
+        g.noise[k].d = v
+    g.fake.forward(clear_buffer=True)
+    return g.fake.d.copy()
+
+
 @contextmanager
 def unwritable(folder):
     """Make `folder` refuse new files: chmod for ordinary users; root ignores modes, so `chattr +i`."""

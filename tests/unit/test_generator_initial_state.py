@@ -5,10 +5,10 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 import pytest
-from conftest import max_rel_err
+from conftest import fresh_generator, generator_output, max_rel_err
 
 import models  # noqa: F401  (fills the registries)
-from gan_sru.networks import generator_graph, sample_noise
+from gan_sru.networks import sample_noise
 from gan_sru.ops.sru import sru
 
 L, B, C, S, H, N = 7, 4, 3, 5, 8, 3
@@ -19,18 +19,10 @@ KEY = "G/generator/initial_state/affine/W"
 
 
 def build(gcfg=GCFG, seed=0, impl="auto"):
-    nn.clear_parameters()
-    nn.random.prng = np.random.RandomState(seed)
-    g = generator_graph(gcfg, L, B, C, L, train=False, impl=impl)
-    g.mask.d = 1.0
-    return g
+    return fresh_generator(gcfg, L, B, C, seed, impl)
 
 
-def run(g, noise):
-    for k, v in noise.items():
-        g.noise[k].d = v
-    g.fake.forward(clear_buffer=True)
-    return g.fake.d.copy()
+run = generator_output
 
 
 def randomise_initial_state(seed=1):

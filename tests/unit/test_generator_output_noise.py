@@ -3,9 +3,10 @@ SRU and enter each output feature at their own step, scaled by softplus(affine(h
 import nnabla as nn
 import numpy as np
 import pytest
+from conftest import fresh_generator, generator_output
 
 import models  # noqa: F401  (fills the registries)
-from gan_sru.networks import generator_graph, noise_shapes, sample_noise
+from gan_sru.networks import noise_shapes, sample_noise
 from models.generators import OUTPUT_NOISE_START
 
 L, B, C, Z, E = 6, 4, 3, 2, 5
@@ -14,19 +15,11 @@ GCFG = dict(name="sru", noise_dim=Z, output_noise_dim=E, static_noise_dim=3, tim
             oscillators=False, output_activation="identity")
 
 
-def build(gcfg=GCFG, seed=0):
-    nn.clear_parameters()
-    nn.random.prng = np.random.RandomState(seed)
-    g = generator_graph(gcfg, L, B, C, L, train=False)
-    g.mask.d = 1.0
-    return g
+def build(gcfg=GCFG, seed=0, impl="auto"):
+    return fresh_generator(gcfg, L, B, C, seed, impl)
 
 
-def run(g, noise):
-    for k, v in noise.items():
-        g.noise[k].d = v
-    g.fake.forward(clear_buffer=True)
-    return g.fake.d.copy()
+run = generator_output
 
 
 def test_the_step_noise_carries_the_output_noise_as_its_last_channels():
