@@ -25,8 +25,10 @@ def test_statistics_equal_numpy_for_each_sequence_also_when_padded():
     x = np.zeros((3, 20, 3))
     for i, s in enumerate(seqs):
         x[i, :len(s)] = s
-    stats = sequence_statistics(x, np.array([20, 13, 7]))
+    minor = (np.array([0.5, -1.0, 2.0]), np.array([[0.6, 0.0], [0.8, 0.0], [0.0, 1.0]]))
+    stats = sequence_statistics(x, np.array([20, 13, 7]), minor)
     assert list(stats) == list(GROUPS)
+    assert list(sequence_statistics(x, np.array([20, 13, 7]))) == list(GROUPS[:-1])  # no minor directions given
     for i, s in enumerate(seqs):
         c = s - s.mean(axis=0)
         np.testing.assert_allclose(stats["level"][i], s.mean(axis=0), atol=1e-10)
@@ -41,6 +43,38 @@ def test_statistics_equal_numpy_for_each_sequence_also_when_padded():
         assert np.all(lags[len(acf) - 1:] == 0)  # lags a sequence is too short for
         corr = np.corrcoef(s.T)
         np.testing.assert_allclose(stats["feature correlations"][i], corr[np.triu_indices(3, 1)], rtol=1e-6)
+        y = (s - minor[0]) @ minor[1]
+        yc = y - y.mean(axis=0)
+        np.testing.assert_allclose(stats["minor directions"][i], np.r_[y.std(axis=0), (yc[1:] * yc[:-1]).sum(axis=0)
+                                                                       / (n - 1) / yc.var(axis=0)], rtol=1e-6)
+
+
+def test_minor_directions_are_those_past_the_leading_share_of_the_variance():
+    from gan_sru.metrics.separability import minor_directions
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((50, 20, 3)) * np.array([10.0, 3.0, 0.1])  # variance shares 0.917, 0.083, 0.0001
+    mean, dirs = minor_directions(x, np.full(50, 20))
+    assert dirs.shape == (3, 1) and abs(dirs[2, 0]) > 0.999  # two leading hold 95%: the third is minor
+    assert minor_directions(x, np.full(50, 20), share=0.5)[1].shape == (3, 2)
+    assert minor_directions(x[:, :, :1].repeat(2, axis=2), np.full(50, 20))[1].shape == (2, 1)  # at least one
+    np.testing.assert_allclose(mean, x.reshape(-1, 3).mean(axis=0))
+
+
+def test_smooth_noise_where_the_data_has_white_noise_shows_in_the_minor_directions():
+    """Two shared AR(1) factors plus each feature's own noise, white in the real set and as strong but smooth
+    (an AR(1) at 0.8) in the other: only the minor directions tell them apart."""
+    def draw(seed, smooth):
+        rng = np.random.default_rng(seed)
+        f = ar_sets(600, 40, np.eye(2), seed)
+        noise = ar_sets(600, 40, np.eye(6), seed + 100) * 0.6 if smooth else rng.standard_normal((600, 40, 6))
+        # (an AR(1) at 0.8 with unit innovations has std 1 / 0.6)
+        return f @ np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1.0]]) + 0.1 * noise  # noise std 0.1 either way
+
+    real = draw(0, False)
+    same, smooth = separability(real, draw(1, False)), separability(real, draw(1, True))
+    assert same["minor directions"] < 0.1
+    assert smooth["minor directions"] > 0.4 and max(smooth, key=smooth.get) == "minor directions", smooth
 
 
 def test_spectrum_bands_average_the_log_dft_magnitudes_of_a_full_length_sequence():
