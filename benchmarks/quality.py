@@ -2,14 +2,17 @@
 
     .venv/bin/python benchmarks/quality.py [--sets wide,long64,long128,long256,sines] [--minutes M | SET=M,...]
                                            [--protocol paper] [--repeats 3] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/quality.py --sets wide --steps 3000 --label ' (3000 steps)'   # a fixed step count
     .venv/bin/python benchmarks/quality.py --quick      # smoke test: 1 minute each, fast protocol, 200 sequences
 
 For each set, configs/<set>.yaml is trained in this process by the project's Trainer on the CPU context for
 its budget of wall-clock training time (--minutes: one number for every set, or SET=M pairs; by default
 BUDGETS, the budgets of the README's table) (benchmarks/scores_over_time.TimeMarks: a checkpoint at the mark, then
-the trainer stops), into RUN_DIR/quality_<set>; then `gan_sru.commands.evaluate.evaluate_run` scores that
-checkpoint with --protocol (default paper: TimeGAN's 2000 / 5000 iterations, GRU hidden C // 2), N = every
-held-out real sequence (or --num), --repeats repeats of the discriminative score, into RUN/evaluation/.
+the trainer stops), into RUN_DIR/quality_<set>; or, with --steps N, for N steps whatever time they take (a
+row that a loaded machine does not change; its "training" cell says the steps); then
+`gan_sru.commands.evaluate.evaluate_run` scores that checkpoint with --protocol (default paper: TimeGAN's
+2000 / 5000 iterations, GRU hidden C // 2), N = every held-out real sequence (or --num), --repeats repeats of
+the discriminative score, into RUN/evaluation/.
 The table: discriminative, predictive (TSTR MAE), Context-FID, correlational score, each generated / floor
 (held-out real vs real), and the training speed (steps/s, ms per step, ms per step per time step: a
 constant last column means step time grows linearly with length).
@@ -95,8 +98,18 @@ def _positive(text):
     return value
 
 
+def train_steps(cfg, progress):
+    """Train cfg for its train.steps; returns the mark (step, train_seconds) of its last checkpoint."""
+    from gan_sru.train import Trainer
+
+    t0 = time.perf_counter()
+    Trainer(cfg, progress=progress).train()
+    return {"step": cfg["train"]["steps"], "train_seconds": round(time.perf_counter() - t0, 2)}
+
+
 def run_set(name, args, minutes):
-    """Train configs/<name>.yaml for `minutes` and evaluate it; returns the set's entry for quality.json."""
+    """Train configs/<name>.yaml for `minutes` (or args.steps steps) and evaluate it; returns the set's entry
+    for quality.json."""
     from scores_over_time import train
 
     from gan_sru.commands.evaluate import evaluate_run
@@ -107,15 +120,17 @@ def run_set(name, args, minutes):
     run_name = f"quality_{name}" + ("_" + re.sub(r"[^A-Za-z0-9]+", "_", args.label).strip("_") if args.label else "")
     overrides = [f"name={run_name}", f"run_dir={args.run_dir}", f"train.steps={big}",
                  f"train.checkpoint_every={big}", f"train.sample_every={big}", "train.keep_checkpoints=2"]
+    if args.steps:
+        overrides[2] = f"train.steps={args.steps}"
+        minutes = None
     cfg = load_config(os.path.join(REPO, "configs", f"{name}.yaml"), overrides + args.overrides)
     run_path = os.path.join(cfg["run_dir"], cfg["name"])
     if os.path.exists(run_path):
         import shutil
         shutil.rmtree(run_path)  # a benchmark run starts from nothing
     cpu0, t0 = time.process_time(), time.perf_counter()
-    marks = train(cfg, [minutes], not args.no_progress)
+    mark = train_steps(cfg, not args.no_progress) if args.steps else train(cfg, [minutes], not args.no_progress)[-1]
     train_cpu = time.process_time() - cpu0
-    mark = marks[-1]
     holdout = len(training_data(cfg).holdout)
     result = evaluate_run(run_path, step=mark["step"], num=args.num or holdout, repeats=args.repeats,
                           seed=args.seed, progress=not args.no_progress, protocol=args.protocol)
@@ -163,7 +178,8 @@ def markdown(doc):
         if e["generated"].get("discriminative") is not None:
             cells[0] += f" (± {e['discriminative_std']:.3f})"
         targets = ", ".join(f"{k} ≤ {t} {'met' if e['met'].get(k) else 'NOT met'}" for k, t in e["targets"].items())
-        lines.append(f"| {e['set']} | {e['length']} x {e['features']} | {e['budget_minutes']:g} min | {e['steps']} | "
+        budget = f"{e['steps']} steps" if e["budget_minutes"] is None else f"{e['budget_minutes']:g} min"
+        lines.append(f"| {e['set']} | {e['length']} x {e['features']} | {budget} | {e['steps']} | "
                      f"{e['steps_per_second']:.2f} | {e['ms_per_step_per_time_step']:.2f} | "
                      f"{e['protocol']}, {e['num_holdout']}, {e['repeats']} | " + " | ".join(cells)
                      + f" | {targets or '-'} |")
@@ -234,6 +250,8 @@ def main():
     parser.add_argument("--minutes", default=None,
                         help="training budget: minutes for every set, or SET=MINUTES pairs (default: "
                              + ", ".join(f"{k} {v:g}" for k, v in BUDGETS.items()) + ")")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="train this many steps instead of a time budget (overrides --minutes)")
     parser.add_argument("--protocol", default=None, choices=("fast", "paper"), help="default: paper")
     parser.add_argument("--num", type=int, default=None, help="sequences compared (default: every held-out one)")
     parser.add_argument("--repeats", type=int, default=None, help="discriminative-score repeats (default: 3)")
@@ -247,6 +265,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="smoke test: 1 minute, fast protocol, 200 sequences")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args()
+    if args.steps is not None and args.steps < 1:
+        raise SystemExit(f"--steps {args.steps}: expected a positive number of training steps")
 
     import gan_sru  # noqa: F401
     import models  # noqa: F401  (registers the networks)

@@ -22,15 +22,17 @@ def _entry(name, length, disc, floor_disc):
 
 
 def test_table_shows_every_score_next_to_its_floor_and_says_which_targets_are_met(tmp_path):
+    fixed = dict(_entry("wide", 24, 0.2, 0.01), set="wide (3000 steps)", budget_minutes=None, steps=3000)
     doc = {"cpu": "Test CPU", "sets": {"wide": _entry("wide", 24, 0.08, 0.01),
-                                       "long64": _entry("long64", 64, 0.2, 0.02)}}
+                                       "long64": _entry("long64", 64, 0.2, 0.02), "wide (3000 steps)": fixed}}
     table = quality.markdown(doc)
     lines = table.splitlines()
     wide = next(line for line in lines if line.startswith("| wide "))
     assert "0.0800 / 0.0100" in wide and "0.0300 / 0.0290" in wide and "0.5000 / 0.0800" in wide
     assert "discriminative ≤ 0.1 met" in wide
     long = next(line for line in lines if line.startswith("| long64 "))
-    assert "NOT met" in long and "| 64 x 28 |" in long
+    assert "NOT met" in long and "| 64 x 28 |" in long and "| 15 min | 4000 |" in long
+    assert "| wide (3000 steps) | 24 x 28 | 3000 steps | 3000 |" in table  # a --steps row: no time budget
     assert "Test CPU" in table
     path = tmp_path / "q.png"
     quality.write_plot(doc, str(path))
