@@ -13,7 +13,15 @@ import nnabla.functions as F
 from gan_sru.networks import discriminator, generator_graph
 from gan_sru.registry import STRATEGIES
 
-from .losses import class_moment_loss, d_loss_fn, g_loss_fn, innovation_loss, moment_loss, sequence_moment_loss
+from .losses import (
+    class_moment_loss,
+    d_loss_fn,
+    g_loss_fn,
+    innovation_loss,
+    moment_loss,
+    sequence_moment_loss,
+    whitened_sequence_loss,
+)
 
 
 class StepGraph:
@@ -21,10 +29,12 @@ class StepGraph:
 
     Shapes: real (L, B, C), mask (L, B), noise as `gan_sru.networks.noise_shapes`. Parameters live under the
     scopes "G" and "D" and are shared by every bucket's graph. moment_impl: the moment terms' ("auto": fused on
-    the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two).
+    the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two). reference: the
+    `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0.
     """
 
-    def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto"):
+    def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
+                 reference=None):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -59,6 +69,12 @@ class StepGraph:
             self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask,
                                                                          cfg["train"]["sequence_moment_tails"],
                                                                          moment_impl)
+        weight = cfg["train"]["sequence_whitened_loss"]
+        if weight > 0:
+            if reference is None:
+                raise ValueError("StepGraph: train.sequence_whitened_loss > 0 needs the real sequences' reference")
+            self.g_loss = self.g_loss + weight * whitened_sequence_loss(self.fake_g, self.mask, reference,
+                                                                        moment_impl)
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

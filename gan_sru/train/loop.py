@@ -19,7 +19,8 @@ from . import distributed, replicas
 from .steps import GanSteps
 
 # G terms computed from statistics of the batch: under data parallelism each rank computes them on its shard
-BATCH_STATISTIC_TERMS = ("moment_loss", "sequence_moment_loss", "innovation_loss", "class_moment_loss")
+BATCH_STATISTIC_TERMS = ("moment_loss", "sequence_moment_loss", "sequence_whitened_loss", "innovation_loss",
+                         "class_moment_loss")
 
 
 class Trainer:

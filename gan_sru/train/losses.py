@@ -192,3 +192,40 @@ def sequence_moment_loss(fake, real, mask, tails=False, impl="auto"):
         term = F.mean(F.absolute_error(mf, mr)) + F.mean(F.absolute_error(df, dr))
         loss = term if loss is None else loss + term
     return loss
+
+
+def whitened_sequence_loss(fake, mask, ref, impl="auto"):
+    """G's term on each sequence's own statistics in the data's principal axes (gan_sru/ops/whitened.py: why,
+    and how `ref`, a `WhitenedReference` of real sequences, is made): with w (B, d) a sequence's per-feature
+    mean, std, feature correlations, lag-1 autocorrelation and log magnitude spectrum in bands (and the std and
+    lag-1 autocorrelation of its coordinates along the data's minor directions, `ref.minor`), standardised
+    and rotated onto the real statistics' principal axes (each divided by its spread), |mean(w) - ref.mean|^2 / d
+    (the unbiased U-statistic over pairs of distinct sequences) + the mean over axes of |spread(w) - ref.spread|.
+    fake (L, B, C), 0 at padded steps; mask (L, B); B >= 2. impl as `sequence_moment_loss`'s."""
+    if _fused(impl):
+        from gan_sru.ops.whitened import whitened_moments
+
+        return whitened_moments(fake, mask, ref)
+    from gan_sru.ops.whitened import band_matrix
+
+    L, B, C = fake.shape
+    stats = _sequence_stats(fake, mask)  # [mean, std, correlations, lag-1 autocorrelation, spectrum] as the fused
+    if L >= 2:  # the spectrum averaged in bands
+        A = nn.Variable.from_numpy_array(band_matrix(L).astype(np.float32))
+        stats[-1] = F.reshape(F.affine(F.reshape(stats[-1], (B * C, L // 2)), A), (B, -1))
+        if ref.minor.shape[1]:  # the mean, std and lag-1 autocorrelation of the minor coordinates
+            D = nn.Variable.from_numpy_array(ref.minor.astype(np.float32))
+            y = F.reshape(F.affine(F.reshape(fake, (L * B, C)), D), (L, B, -1))
+            shift = nn.Variable.from_numpy_array((ref.minor_mean @ ref.minor).astype(np.float32).reshape(1, 1, -1))
+            y = (y - shift) * F.reshape(mask, (L, B, 1))  # y = ((x - minor_mean) @ minor) m
+            ys = _sequence_stats(y, mask)
+            stats += [ys[0], ys[1], ys[-2]]
+    s = F.concatenate(*[F.reshape(v, (B, -1)) for v in stats], axis=1)
+    const = lambda a: nn.Variable.from_numpy_array(np.asarray(a, np.float32).reshape(1, -1))  # noqa: E731
+    z = (s - const(ref.mu)) / const(ref.scale)
+    w = F.affine(z, nn.Variable.from_numpy_array(ref.axes.astype(np.float32))) - const(ref.mean)  # (B, d)
+    total = F.sum(w, axis=0)
+    mean_part = (F.sum(total * total) - F.sum(w * w)) / float(B * (B - 1) * ref.dim)
+    centred = w - F.mean(w, axis=0, keepdims=True)
+    spread = F.pow_scalar(F.mean(centred * centred, axis=0, keepdims=True) + 1e-12, 0.5)
+    return mean_part + F.mean(F.absolute_error(spread, const(ref.spread)))

@@ -115,9 +115,28 @@ class GanSteps:
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
-                                            self.strategy, cond=self.cond)
+                                            self.strategy, cond=self.cond, reference=self.whitened_reference(length))
             self.graph_builds += 1
         return self.graphs[length]
+
+    def whitened_reference(self, length):
+        """The statistics' reference of the real sequences of the bucket `length` (at most
+        ops.whitened.MAX_REFERENCE of them, drawn alike on every rank) for train.sequence_whitened_loss; None
+        when that term is off."""
+        if self.tcfg["sequence_whitened_loss"] <= 0:
+            return None
+        from gan_sru.data.buckets import pad_batch
+        from gan_sru.ops import whitened
+
+        bounds = list(self.spec.boundaries)
+        members = np.flatnonzero(self.spec.buckets_of(self.train_set.lengths) == bounds.index(length))
+        rng = np.random.default_rng([self.cfg["seed"], length])
+        picked = rng.permutation(members)[:whitened.MAX_REFERENCE]
+        if len(picked) < 4:
+            raise GanSruError(f"train.sequence_whitened_loss: the bucket of length {length} holds {len(picked)} "
+                              "training sequences; the term needs at least 4 (set it to 0 or use fewer buckets)")
+        x, mask, _ = pad_batch([self.train_set.sequences[i] for i in picked], length)
+        return whitened.reference(x.transpose(1, 0, 2), mask.T[:, :, None], seed=self.cfg["seed"])
 
     def inputs(self, step, k=0):
         """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""

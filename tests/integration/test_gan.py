@@ -6,6 +6,7 @@ import nnabla.functions as F
 import numpy as np
 import pytest
 
+from gan_sru import GanSruError
 from gan_sru.config import load_config
 from gan_sru.data import training_data
 from gan_sru.train import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
@@ -328,6 +329,7 @@ COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "
 @pytest.mark.parametrize("key, config, extra", [
     ("train.innovation_loss", "configs/sines.yaml", TINY),
     ("train.sequence_moment_loss", "configs/sines.yaml", TINY),
+    ("train.sequence_whitened_loss", "configs/sines.yaml", TINY),  # variable lengths: a reference per bucket
     ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
 ])
 def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
@@ -338,3 +340,18 @@ def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
         losses[weight] = make_steps(cfg, "detached").step(0)
     (d0, g0), (d1, g1) = losses[0], losses[1]
     assert d1 == pytest.approx(d0, rel=1e-6) and g1 > g0 + 1e-4, losses
+
+
+def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(tmp_path):
+    """Its reference needs 4 real sequences of each bucket; a smaller bucket is named when its graph is built."""
+    cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.sequence_whitened_loss=1",
+                   config="configs/sines_varlen.yaml")
+    data = training_data(cfg)
+    counts = np.bincount(data.spec.buckets_of(data.train.lengths), minlength=data.spec.num_buckets)
+    small = int(np.flatnonzero(counts < 4)[0])  # 9 training sequences in 3 buckets: one holds fewer than 4
+    length = data.spec.boundaries[small]
+    nn.clear_parameters()
+    with pytest.raises(GanSruError, match=rf"train.sequence_whitened_loss: the bucket of length {length} holds "
+                                          rf"{counts[small]} training sequences; the term needs at least 4"):
+        steps = GanSteps(cfg, data.train, data.spec, strategy="detached")  # builds the first bucket's graph
+        steps.graph_for(length)
