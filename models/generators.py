@@ -17,10 +17,10 @@ def output_noise(h, eps, num_features):
     OUTPUT_NOISE_START (about 2.5% of the [0, 1] range through a sigmoid at mid-range, the order of a measurement
     noise; before, 0.049 with Glorot's A). From either random start G shrinks it within 1500 steps (A's std
     0.19 -> 0.05), and the wide set's samples keep a third of the data's step-to-step variance outside its 8
-    leading directions; on the fast protocol the identity start scored no better. The paper protocol's
-    classifier sees more: at 1500 steps on the wide set, 28 channels take its score from 0.299 to 0.167
-    (README, "Sample quality"), and wide.yaml has them. The noise along the data's minor directions stays
-    smoother than the data's (`metrics.separability`, "minor directions")."""
+    leading directions; on the fast protocol the identity start scored no better. On the paper protocol two
+    equal-step pairs on the wide set disagree (1500 steps: 0.299 without, 0.167 with 28 channels; 2332
+    steps: 0.113 without, 0.255 with; README, "Sample quality"), so no config has it. Either way the noise
+    along the data's minor directions stays smoother than the data's (`metrics.separability`)."""
     import nnabla.initializer as I
 
     E = eps.shape[2]
