@@ -102,32 +102,27 @@ def whitened_statistics(x, m, minor_mean=None, minor=None):
     return np.concatenate(stats, axis=1).astype(np.float64), (cache, extra)
 
 
-def _statistics_gradient(g, x, widths, band):
-    """d loss / d s (B, d), s the first `widths` of `moments.statistics`' list, band its spectrum's band matrix
-    (or None) -> that list's gradients (zeros for the statistics left out) and the rest of g."""
-    B, L, C = x.shape
-    out = np.split(g, np.cumsum(widths), axis=1)
-    rest = out.pop()
-    if L >= 2:
-        spec, rest = rest[:, :C * band.shape[1]], rest[:, C * band.shape[1]:]
-        out.append((spec.reshape(B, C, band.shape[1]) @ band.T).reshape(B, -1))
-    return out, rest
-
-
 def statistics_gradient_to_x(gs, x, m, caches):
-    """d loss / dx (B, L, C) from d loss / d s (B, d) of `whitened_statistics`."""
+    """d loss / dx (B, L, C) from d loss / d s (B, d) of `whitened_statistics` (zeros for the statistics of
+    `moments.statistics` that s leaves out)."""
     B, L, C = x.shape
     cache, extra = caches
     widths = [C, C] + ([C * (C - 1) // 2] if C >= 2 else []) + ([C] if L >= 2 else [])
-    grads, rest = _statistics_gradient(gs, x, widths, band_matrix(L) if L >= 2 else None)
+    grads = np.split(gs, np.cumsum(widths), axis=1)
+    rest = grads.pop()
+    if L >= 2:  # the spectrum's bands back to its frequencies
+        band = band_matrix(L)
+        width = C * band.shape[1]
+        grads.append((rest[:, :width].reshape(B, C, -1) @ band.T).reshape(B, -1))
+        rest = rest[:, width:]
     gx = statistics_backward(x, m, False, cache, grads)
-    if extra is not None:
+    if extra is not None:  # the minor coordinates' mean, std and lag-1 autocorrelation
         y, ycache, minor = extra
         k = minor.shape[1]
-        zeros = lambda n: np.zeros((B, n), gs.dtype)  # noqa: E731  the statistics of y left out
+        zeros = lambda n: np.zeros((B, n), gs.dtype)  # noqa: E731
         ygrads = [rest[:, :k], rest[:, k:2 * k]] + ([zeros(k * (k - 1) // 2)] if k >= 2 else []) + \
             [rest[:, 2 * k:], zeros(k * (L // 2))]
-        gx = gx + (statistics_backward(y, m, False, ycache, ygrads) * m) @ minor.T
+        gx = gx + statistics_backward(y, m, False, ycache, ygrads) @ minor.T  # 0 at padded steps already
     return gx
 
 
