@@ -118,8 +118,9 @@ def run_set(name, args, minutes):
 
     big = 10 ** 9
     run_name = f"quality_{name}" + ("_" + re.sub(r"[^A-Za-z0-9]+", "_", args.label).strip("_") if args.label else "")
+    # the config's checkpoints stay: with train.select each is scored, and the best one is what is evaluated
     overrides = [f"name={run_name}", f"run_dir={args.run_dir}", f"train.steps={big}",
-                 f"train.checkpoint_every={big}", f"train.sample_every={big}", "train.keep_checkpoints=2"]
+                 f"train.sample_every={big}", "train.keep_checkpoints=2"]
     if args.steps:
         overrides[2] = f"train.steps={args.steps}"
         minutes = None
@@ -132,8 +133,9 @@ def run_set(name, args, minutes):
     mark = train_steps(cfg, not args.no_progress) if args.steps else train(cfg, [minutes], not args.no_progress)[-1]
     train_cpu = time.process_time() - cpu0
     holdout = len(training_data(cfg).holdout)
-    result = evaluate_run(run_path, step=mark["step"], num=args.num or holdout, repeats=args.repeats,
-                          seed=args.seed, progress=not args.no_progress, protocol=args.protocol)
+    selecting = cfg["train"]["select"] != "none"  # then the selected checkpoint, else the last one
+    result = evaluate_run(run_path, step=None if selecting else mark["step"], num=args.num or holdout,
+                          repeats=args.repeats, seed=args.seed, progress=not args.no_progress, protocol=args.protocol)
     length = cfg["data"]["seq_len"]
     steps_s = mark["step"] / mark["train_seconds"]
     gen, floor = result["generated"], result["holdout"]
@@ -141,6 +143,7 @@ def run_set(name, args, minutes):
         "set": name, "dataset": name, "config": f"configs/{name}.yaml", "overrides": args.overrides, "length": length,
         "features": result.get("num_features") or cfg["data"]["num_features"],
         "budget_minutes": minutes, "steps": mark["step"], "train_seconds": mark["train_seconds"],
+        "select": cfg["train"]["select"], "evaluated_step": result["checkpoint_step"],
         "train_cpu_seconds": round(train_cpu, 1), "steps_per_second": round(steps_s, 3),
         "ms_per_step": round(1000 / steps_s, 2), "ms_per_step_per_time_step": round(1000 / steps_s / length, 3),
         "protocol": result["protocol"]["name"], "num_generated": result["num_generated"],
@@ -179,7 +182,10 @@ def markdown(doc):
             cells[0] += f" (± {e['discriminative_std']:.3f})"
         targets = ", ".join(f"{k} ≤ {t} {'met' if e['met'].get(k) else 'NOT met'}" for k, t in e["targets"].items())
         budget = f"{e['steps']} steps" if e["budget_minutes"] is None else f"{e['budget_minutes']:g} min"
-        lines.append(f"| {e['set']} | {e['length']} x {e['features']} | {budget} | {e['steps']} | "
+        steps = str(e["steps"])
+        if e.get("select", "none") != "none":  # the checkpoint evaluated: the one selection chose
+            steps += f", selected {e['evaluated_step']}"
+        lines.append(f"| {e['set']} | {e['length']} x {e['features']} | {budget} | {steps} | "
                      f"{e['steps_per_second']:.2f} | {e['ms_per_step_per_time_step']:.2f} | "
                      f"{e['protocol']}, {e['num_holdout']}, {e['repeats']} | " + " | ".join(cells)
                      + f" | {targets or '-'} |")

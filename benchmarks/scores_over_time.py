@@ -51,7 +51,7 @@ class TimeMarks:
         self._bar.set_postfix(step=step, refresh=False)
         while len(self.marks) < len(self.marks_s) and elapsed >= self.marks_s[len(self.marks)]:
             t = time.perf_counter()
-            trainer.save(step)  # the parameters after `step` steps
+            trainer.save(step, scored=True)  # the parameters after `step` steps (with train.select, scored)
             trainer.write_samples(step)
             self.marks.append({"minutes": self.marks_s[len(self.marks)] / 60, "step": step,
                                "train_seconds": round(elapsed, 2)})

@@ -8,9 +8,9 @@
 
 The same machinery as the command line, no second code path: fit() writes a DataFrame into the run folder
 as Parquet (an array as .npy / .npz), points the config's data.path at it and trains with
-gan_sru.train.Trainer; sample() draws lengths and noise as `gan-sru generate` does, from the newest
-checkpoint through gan_sru.sampling.TrainedRun. A saved model is a run folder (`gan-sru generate --run`,
-`evaluate`, `--resume` work on it).
+gan_sru.train.Trainer; sample() draws lengths and noise as `gan-sru generate` does, from the selected
+(else the newest) checkpoint through gan_sru.sampling.TrainedRun. A saved model is a run folder
+(`gan-sru generate --run`, `evaluate`, `--resume` work on it).
 
 Keyword overrides: any config key as a dotted key in `overrides` ({"train.steps": 500}), or as a keyword:
 its last part where that is unique (steps, batch_size, g_lr, window, missing, holdout_fraction, ...), the
@@ -232,7 +232,7 @@ class SequenceGAN:
             raise GanSruError("SequenceGAN.sample: the model is not trained; call fit() or SequenceGAN.load()")
         if num_sequences < 1:
             raise ConfigError(f"SequenceGAN.sample: num_sequences={num_sequences}; expected at least 1")
-        run = TrainedRun(self.run_path)  # loads the newest checkpoint's (moving-average) generator
+        run = TrainedRun(self.run_path)  # the selected checkpoint (train.select), else the newest; its moving-average G
         if self._lengths is None:
             self._lengths = training_split(run.cfg)[0].lengths
         rows, attrs = self._condition_rows(run, conditions, num_sequences, seed)

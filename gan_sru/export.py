@@ -189,7 +189,8 @@ def single_assignment(graph):
 
 
 def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZE, length=None):
-    """Write the generator of the run folder `run_path` (checkpoint `step`, default the newest) to `out`.
+    """Write the generator of the run folder `run_path` (checkpoint `step`: a step, "latest" or "best";
+    default the selected one when the run has one, else the newest) to `out`.
 
     fmt: "nnp" or "onnx"; batch_size, length: the fixed B and L of the exported network (length default:
     the run's longest training length). The file appears complete or not at all. Returns a dict describing

@@ -316,6 +316,25 @@ def training_curves(monitor_series, path, title="training", size=None):
     return _save(fig, path)
 
 
+def selection_curve(history, best, path, title="checkpoint selection", size=(800, 400)):
+    """The selection score of each checkpoint: history [(step, score)], the selected step `best` marked."""
+    steps, scores = (np.asarray(v) for v in zip(*history))
+    fig = _figure(size)
+    ax = fig.subplots()
+    ax.plot(steps, scores, marker="o", markersize=3, linewidth=1.0, color=FAKE_COLOR)
+    if best is not None:
+        ax.plot([best], [dict(history)[best]], marker="*", markersize=14, color="tab:green", linestyle="none",
+                label=f"selected: step {best}")
+        ax.legend(loc="upper right")
+    ax.set_xlabel("step")
+    ax.set_ylabel("score (lower is better)")
+    ax.set_ylim(0, max(0.52, 1.05 * float(np.max(scores))))  # the discriminative score's range is [0, 0.5]
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def _render(fig):
     """The figure's pixels as uint8 RGB (height, width, 3)."""
     fig.canvas.draw()

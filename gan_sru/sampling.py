@@ -66,20 +66,36 @@ class TrainedRun:
     """A run folder's config and one checkpoint, with the generator's parameters loaded into nnabla."""
 
     def __init__(self, run_path, step=None):
+        """step: a checkpoint step; "latest", the newest; "best", the one checkpoint selection chose
+        (train.select); None, the selected one when the run has one, else the newest."""
         folder = RunFolder(run_path)
         if not os.path.isfile(folder.config_path):
             raise CheckpointError(f"{run_path}: not a run folder (no config.yaml)")
         found = dict(folder.list_checkpoints())
         if not found:
             raise CheckpointError(f"{run_path}: the run has no checkpoint yet")
-        if step is None:
-            step = max(found)
+        from gan_sru.train.run_folder import Checkpoint
+        from gan_sru.train.selection import read_selected_step
+
+        ckpt = None
+        if step in (None, "latest", "best"):
+            newest = max(found)
+            ckpt = Checkpoint.load(found[newest])
+            selected = read_selected_step(ckpt.meta)
+            if step == "best" and selected not in found:
+                raise CheckpointError(
+                    f"{run_path}: no selected checkpoint ("
+                    + ("train.select was off" if selected is None else f"step {selected} is gone")
+                    + f"); available: {sorted(found)}, or 'latest'")
+            if step != "latest" and selected in found and selected != newest:
+                step, ckpt = selected, None
+            else:
+                step = newest
         elif step not in found:
             raise CheckpointError(f"{run_path}: no checkpoint at step {step}; available: {sorted(found)}")
-        from gan_sru.train.run_folder import Checkpoint
-
-        ckpt = Checkpoint.load(found[step])
+        ckpt = ckpt or Checkpoint.load(found[step])
         self.folder, self.step, self.checkpoint = folder, step, ckpt
+        self.selected = read_selected_step(ckpt.meta) == step
         # through the schema: fills keys added since the run was made (with defaults that keep old behaviour)
         saved = ckpt.meta.get("config")
         self.cfg = (resolve_config(saved, where=f"{found[step]} (saved config)") if saved

@@ -183,8 +183,16 @@ SCHEMA = {
     "train.attribute_loss_weight": Field("float", 1.0, ">= 0",
                                          "runs with data.attributes: weight of the auxiliary attribute classifier's "
                                          "loss (AC-GAN) in the D and G losses; 0: off"),
+    "train.select": Field("str", "none", ("none", "discriminative"),
+                          "checkpoint selection: score G's moving average at every checkpoint with TimeGAN's "
+                          "post-hoc classifier (paper protocol) against the training split and keep the best "
+                          "checkpoint, which generate, evaluate, export and the API then read "
+                          "(gan_sru/train/selection.py); none: the newest checkpoint is the result"),
+    "train.select_num": Field("int", 1000, ">= 4", "checkpoint selection: generated and training sequences "
+                              "compared at each checkpoint (at most the training split's size)"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),
     "train.sample_every": Field("int", 250, ">= 1", "steps between sample pictures"),
     "train.log_every": Field("int", 25, ">= 1", "steps between log lines"),
-    "train.keep_checkpoints": Field("int", 3, ">= 1", "newest checkpoints kept on disk"),
+    "train.keep_checkpoints": Field("int", 3, ">= 1",
+                                    "newest checkpoints kept on disk (and the selected one, with train.select)"),
 }

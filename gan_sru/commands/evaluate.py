@@ -112,7 +112,8 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
 
     Args:
         run_path: run folder (runs/<name>).
-        step: checkpoint step; None for the newest.
+        step: checkpoint step, "latest" or "best"; None for the selected one (train.select), else the
+            newest.
         num: generated sequences, and at most that many real and held-out ones; at least 2.
         repeats: repeats of the discriminative score; at least 1.
         seed: seed of the generated noise, the lengths, the real subsets and the metrics.

@@ -26,6 +26,19 @@ def add_train_args(p):
     add_context_args(p)
 
 
+CHECKPOINT_HELP = "a step, latest, or best (default: the one checkpoint selection chose, else the newest)"
+
+
+def checkpoint_arg(text):
+    """--checkpoint: a step number, 'latest' or 'best'."""
+    if text in ("latest", "best"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a step number, 'latest' or 'best'") from None
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="gan-sru", description="Sequence GANs with an SRU generator on nnabla.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -36,7 +49,8 @@ def build_parser():
 
     p = sub.add_parser("generate", help="write samples of a trained run (.npy, .csv, pictures)")
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
-    p.add_argument("--checkpoint", type=int, default=None, metavar="STEP", help="checkpoint step (default: newest)")
+    p.add_argument("--checkpoint", type=checkpoint_arg, default=None, metavar="STEP",
+                   help=CHECKPOINT_HELP)
     p.add_argument("--num", type=int, default=1000, help="number of sequences (default: 1000)")
     p.add_argument("--length", type=int, default=None,
                    help="sequence length (default: the training lengths' distribution)")
@@ -53,7 +67,8 @@ def build_parser():
     p = sub.add_parser("evaluate", help="score a trained run (discriminative, predictive, Context-FID, "
                                              "correlational, MMD) with pictures")
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
-    p.add_argument("--checkpoint", type=int, default=None, metavar="STEP")
+    p.add_argument("--checkpoint", type=checkpoint_arg, default=None, metavar="STEP",
+                   help=CHECKPOINT_HELP)
     p.add_argument("--num", type=int, default=1000, help="generated and real sequences compared (default: 1000)")
     p.add_argument("--repeats", type=int, default=5, help="repeats of the post-hoc classifier (default: 5)")
     p.add_argument("--protocol", default="fast", choices=("fast", "paper"),
@@ -66,7 +81,8 @@ def build_parser():
 
     p = sub.add_parser("export", help="write the trained generator as .nnp or .onnx, for inference elsewhere")
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
-    p.add_argument("--checkpoint", type=int, default=None, metavar="STEP", help="checkpoint step (default: newest)")
+    p.add_argument("--checkpoint", type=checkpoint_arg, default=None, metavar="STEP",
+                   help=CHECKPOINT_HELP)
     p.add_argument("--format", required=True, choices=("nnp", "onnx"), help="nnp (nnabla) or onnx")
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write, e.g. generator.onnx")
     p.add_argument("--batch-size", type=int, default=None,

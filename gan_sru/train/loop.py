@@ -16,6 +16,7 @@ from gan_sru.data.summary import describe, summary_text, write_summary
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from . import distributed, replicas
+from .selection import Selection, selection_score, write_selection
 from .steps import GanSteps
 
 # G terms computed from statistics of the batch: under data parallelism each rank computes them on its shard
@@ -44,7 +45,8 @@ class Trainer:
         self.resume = resume
         self.strategy = strategy
         self.stop_signal = None
-        self.sampler = None  # built at the first sample picture, then kept
+        self.sampler = None  # built at the first sample picture or selection, then kept
+        self.selection = Selection()  # the checkpoints' selection scores (train.select)
 
     def _log(self, msg):
         if self.comm.is_root:
@@ -77,6 +79,7 @@ class Trainer:
             ckpt.restore(self.steps.checkpoint_params(), self.solvers(),
                          source=f"checkpoint {run.checkpoint_path(step)}")
             self.start_step = step
+            self.selection = Selection.from_meta(ckpt.meta, step)
         if latest is not None and changed:
             raise ConfigError(
                 f"cannot resume {run.path} with a different config: {', '.join(changed)} differ from the run's "
@@ -115,25 +118,53 @@ class Trainer:
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
                 "num_features": self.train_set.num_features,
                 "config": self.cfg, "world_size": self.comm.size, "format": 1,
-                **self._conditioning()}
+                "selection": self.selection.to_dict(self.cfg["train"]["select"]), **self._conditioning()}
 
     def _conditioning(self):
         """A conditional run's encoding (category lists, attribute ranges), so samples decode to the labels."""
         enc = getattr(self.train_set, "encoding", None)
         return {} if enc is None else {"conditioning": enc.to_dict()}
 
-    def save(self, step):
-        """A checkpoint of `step` (rank 0 writes it; an error there stops every rank)."""
+    def save(self, step, scored=False):
+        """A checkpoint of `step` (rank 0 writes it; an error there stops every rank). scored: a regular
+        checkpoint, which checkpoint selection (train.select) scores first; a stop's extra one is not scored,
+        so that a resumed run's scores are those of an uninterrupted one."""
         self.steps.check_ranks_agree(step)
-        self.comm.collective(lambda: self._save(step), root_only=True)
+        self.comm.collective(lambda: self._save(step, scored), root_only=True)
 
-    def _save(self, step):
+    def _save(self, step, scored=False):
+        method = self.cfg["train"]["select"]
         ckpt = Checkpoint.capture(self.steps.checkpoint_params(), self.solvers(), self.meta(step))
         bad = ckpt.first_non_finite()
         if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
             raise self.diverged(step - 1, f"{bad} is not finite after the update")
+        if scored and method != "none":
+            self.selection.add(step, selection_score(self._selection_sample, self.train_set, self.cfg, step))
+            ckpt.meta["selection"] = self.selection.to_dict(method)
         ckpt.save(self.run.checkpoint_path(step))
-        self.run.prune(self.cfg["train"]["keep_checkpoints"])
+        best = self.selection.best
+        self.run.prune(self.cfg["train"]["keep_checkpoints"], protect=() if best is None else (best,))
+        if method != "none":
+            write_selection(self.run.path, self.selection, method)
+
+    def _selection_note(self):
+        """The progress bar's selection fields: the last checkpoint's score and the selected step."""
+        if not self.selection.history:
+            return {}
+        return {"sel": f"{self.selection.history[-1][1]:.3f}", "best": self.selection.best}
+
+    def _sampler(self):
+        from gan_sru.sampling import Sampler
+
+        if self.sampler is None:
+            self.sampler = Sampler(self.cfg["model"]["generator"], self.train_set.num_features, self.steps.max_len,
+                                   cond=self.steps.cond)
+        return self.sampler
+
+    def _selection_sample(self, num, lengths, attrs, seed):
+        """(num, max(lengths), C) from G's moving average, for checkpoint selection."""
+        with self.steps.ema_weights():
+            return self._sampler().sample(int(np.max(lengths)), num, seed, lengths, attrs)
 
     def diverged(self, step, what):
         last = self.run.list_checkpoints()
@@ -222,9 +253,9 @@ class Trainer:
                     series["g_loss"].add(step, g_loss)
                     timer.add(step)
                 bar.update(1)
-                bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", refresh=False)
+                bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **self._selection_note(), refresh=False)
                 if step % t["checkpoint_every"] == 0 or step == total:
-                    self.save(step)
+                    self.save(step, scored=True)
                     last_saved = step
                 if step % t["sample_every"] == 0 or step == total:
                     self.comm.collective(functools.partial(self.write_samples, step), root_only=True)
@@ -256,15 +287,11 @@ class Trainer:
     def write_samples(self, step):
         """A real-vs-generated picture of the longest bucket, with fixed noise so frames are comparable."""
         from gan_sru import plots
-        from gan_sru.sampling import Sampler
 
-        if self.sampler is None:
-            self.sampler = Sampler(self.cfg["model"]["generator"], self.train_set.num_features, self.steps.max_len,
-                                   cond=self.steps.cond)
         attrs = None if self.train_set.attributes is None else \
             self.train_set.attributes[np.arange(16) % len(self.train_set)]  # the real sequences' attributes
         with self.steps.ema_weights():
-            fake = self.sampler.sample(self.spec.boundaries[-1], 16, seed=12345, attrs=attrs)
+            fake = self._sampler().sample(self.spec.boundaries[-1], 16, seed=12345, attrs=attrs)
         real = [self.train_set.sequences[i] for i in range(min(16, len(self.train_set)))]
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
 

@@ -132,9 +132,11 @@ class RunFolder:
                 warnings.warn(f"skipping unreadable checkpoint: {e}", stacklevel=2)
         return None
 
-    def prune(self, keep):
-        for _, path in self.list_checkpoints()[:-keep]:
-            os.remove(path)
+    def prune(self, keep, protect=()):
+        """Remove all but the newest `keep` checkpoints and the steps in `protect` (the selected one)."""
+        for step, path in self.list_checkpoints()[:-keep]:
+            if step not in protect:
+                os.remove(path)
 
 
 class Checkpoint:

@@ -1,0 +1,93 @@
+"""Checkpoint selection: score the generator at every checkpoint on training data and keep the best one.
+
+A GAN's samples change from checkpoint to checkpoint by more than most changes of the model do (measured on
+the wide set: TimeGAN's discriminative score, paper protocol, between 0.07 and 0.18 at checkpoints 250 steps
+apart in one run, and 0.11-0.28 in another), so the last checkpoint is a draw, not the run's result. With
+train.select = "discriminative" the trainer scores the moving-average generator at every checkpoint with
+TimeGAN's post-hoc GRU classifier (the paper protocol's settings, SELECT_REPEATS repeats) on
+train.select_num generated sequences against as many sequences of the training split, and keeps the
+best-scoring checkpoint when it prunes old ones; `gan-sru generate`, `evaluate`, `export` and the Python API
+read that checkpoint unless told another (--checkpoint STEP | latest).
+
+The held-out split is never read: `gan-sru evaluate` scores the selected checkpoint afresh (other generated
+sequences, other classifier seeds, the held-out floor), so its figure is a measurement of the chosen
+generator, not of the selection. The real sequences, the noise and the classifier's seeds are pure functions
+of (seed, step), so a resumed run scores as an uninterrupted one does; the history travels in every
+checkpoint's metadata.
+"""
+import json
+import os
+
+import numpy as np
+
+from gan_sru.files import atomic_write_text
+
+METHODS = ("none", "discriminative")
+SELECT_REPEATS = 2  # one repeat's test split (20% of 1000 + 1000) moves by about 0.03; two halve its variance
+_STREAM = 0x5E1C
+FILE = "selection.json"
+PICTURE = "selection.png"
+
+
+class Selection:
+    """The scores of a run's checkpoints so far: history [(step, score)], lower is better; best is the step of
+    the lowest (the earliest of ties), None before the first."""
+
+    def __init__(self, history=()):
+        self.history = [(int(s), float(v)) for s, v in history]
+
+    @property
+    def best(self):
+        return min(self.history, key=lambda sv: (sv[1], sv[0]))[0] if self.history else None
+
+    def add(self, step, score):
+        self.history = [(s, v) for s, v in self.history if s != step] + [(int(step), float(score))]
+
+    def to_dict(self, method):
+        return {"method": method, "best": self.best, "history": [[s, v] for s, v in self.history]}
+
+    @classmethod
+    def from_meta(cls, meta, up_to):
+        """The history a checkpoint's metadata holds, cut at step `up_to` (a resumed run redoes later steps)."""
+        saved = (meta or {}).get("selection") or {}
+        return cls([(s, v) for s, v in saved.get("history", []) if s <= up_to])
+
+
+def selection_score(sample, train_set, cfg, step, progress=False):
+    """The discriminative score (lower is better) of generated sequences against the training split.
+
+    sample(num, lengths, attrs, seed) -> (num, L, C) draws from the generator being scored (the caller puts its
+    moving-average weights in place); train_set: the run's training Dataset ([0, 1] scale). Uses
+    min(train.select_num, training size) sequences of each; the real ones, the lengths, the noise and the
+    classifier's seeds are drawn from (seed, step)."""
+    from gan_sru import metrics
+
+    num = min(cfg["train"]["select_num"], len(train_set))
+    rng = np.random.default_rng([cfg["seed"], step, _STREAM])
+    pick = np.sort(rng.choice(len(train_set), num, replace=False))
+    real = [train_set.sequences[i] for i in pick]
+    lengths = np.asarray([len(s) for s in real])
+    attrs = None if train_set.attributes is None else train_set.attributes[pick]
+    fake = sample(num, lengths, attrs, int(rng.integers(2 ** 31)))
+    fake = [fake[i, :n] for i, n in enumerate(lengths)]
+    settings = metrics.protocol_settings("paper", train_set.num_features)["discriminative"]
+    result = metrics.discriminative_score(real, fake, repeats=SELECT_REPEATS, seed=int(rng.integers(2 ** 31)),
+                                          progress=progress, **settings)
+    return result["mean"]
+
+
+def write_selection(run_path, selection, method):
+    """RUN/selection.json (method, best step, history) and RUN/selection.png (the score at each checkpoint,
+    the selected one marked)."""
+    from gan_sru import plots
+
+    atomic_write_text(os.path.join(run_path, FILE), json.dumps(selection.to_dict(method), indent=2) + "\n")
+    if selection.history:
+        plots.selection_curve(selection.history, selection.best, os.path.join(run_path, PICTURE),
+                              title=f"checkpoint selection: {method} score of each checkpoint (lower is better)")
+
+
+def read_selected_step(meta):
+    """The selected step a checkpoint's metadata names, or None (selection off, or no checkpoint scored)."""
+    saved = (meta or {}).get("selection") or {}
+    return saved.get("best")

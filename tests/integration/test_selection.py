@@ -1,0 +1,110 @@
+"""Checkpoint selection (train.select, gan_sru/train/selection.py): every checkpoint scored, the best kept and read
+by default, a resumed run scored as an uninterrupted one, the score itself telling real from unlike data."""
+import json
+import os
+
+import nnabla as nn
+import numpy as np
+import pytest
+
+from gan_sru import CheckpointError
+from gan_sru.commands.main import main as cli
+from gan_sru.config import load_config
+from gan_sru.data import training_data
+from gan_sru.sampling import TrainedRun
+from gan_sru.train import Trainer
+from gan_sru.train.run_folder import Checkpoint, RunFolder
+from gan_sru.train.selection import Selection, selection_score
+
+TINY = ["data.num_sequences=96", "data.seq_len=8", "train.batch_size=8", "model.generator.hidden_size=8",
+        "model.generator.noise_dim=3", "model.discriminator.hidden_size=8", "train.sample_every=1000",
+        "train.log_every=1", "train.select_num=24"]
+
+
+def tiny_cfg(tmp_path, *extra):
+    return load_config("configs/sines.yaml", TINY + [f"run_dir={tmp_path}"] + list(extra))
+
+
+def run_trainer(cfg, **kw):
+    nn.clear_parameters()
+    with open(os.devnull, "w") as devnull:
+        return Trainer(cfg, progress=False, out=devnull, **kw).train()
+
+
+def test_selection_keeps_the_lowest_score_and_the_earliest_of_ties():
+    s = Selection()
+    assert s.best is None
+    for step, score in [(2, 0.3), (4, 0.1), (6, 0.2), (8, 0.1)]:
+        s.add(step, score)
+    assert s.best == 4
+    s.add(4, 0.5)  # a step scored again replaces its score
+    assert s.best == 8 and len(s.history) == 4
+    meta = {"selection": s.to_dict("discriminative")}
+    assert Selection.from_meta(meta, up_to=6).history == [(2, 0.3), (6, 0.2), (4, 0.5)]
+    assert Selection.from_meta({}, up_to=6).history == []
+
+
+def test_prune_keeps_the_protected_step(tmp_path):
+    folder = RunFolder(tmp_path / "run").create()
+    for step in (2, 4, 6, 8):
+        open(folder.checkpoint_path(step), "wb").close()
+    folder.prune(1, protect=(4,))
+    assert [s for s, _ in folder.list_checkpoints()] == [4, 8]
+
+
+def test_score_tells_training_like_sequences_from_unlike_ones(tmp_path):
+    cfg = tiny_cfg(tmp_path, "train.select_num=96")
+    train = training_data(cfg).train
+    pool = np.stack(training_data(load_config("configs/sines.yaml", TINY + ["seed=7"])).train.sequences)
+
+    def like(num, lengths, attrs, seed):  # other sines of the same law
+        return pool[np.random.default_rng(seed).choice(len(pool), num, replace=False)]
+
+    def flat(num, lengths, attrs, seed):
+        return np.full((num, int(max(lengths)), train.num_features), 0.5, np.float32)
+
+    assert selection_score(like, train, cfg, step=2) < 0.2
+    assert selection_score(flat, train, cfg, step=2) > 0.4
+    assert selection_score(like, train, cfg, step=2) == selection_score(like, train, cfg, step=2)
+
+
+def test_every_checkpoint_is_scored_the_best_is_kept_and_read_by_default(tmp_path, capsys):
+    cfg = tiny_cfg(tmp_path, "train.steps=8", "train.checkpoint_every=2", "train.keep_checkpoints=1",
+                   "train.select=discriminative")
+    path = run_trainer(cfg)
+    saved = json.load(open(os.path.join(path, "selection.json")))
+    assert saved["method"] == "discriminative" and [s for s, _ in saved["history"]] == [2, 4, 6, 8]
+    best = saved["best"]
+    assert best == min(saved["history"], key=lambda sv: (sv[1], sv[0]))[0]
+    assert os.path.getsize(os.path.join(path, "selection.png")) > 0
+    kept = [s for s, _ in RunFolder(path).list_checkpoints()]
+    assert kept == sorted({best, 8})
+    assert TrainedRun(path).step == best and TrainedRun(path, "best").step == best
+    assert TrainedRun(path, "latest").step == 8
+    newest = Checkpoint.load(RunFolder(path).checkpoint_path(8))
+    assert newest.meta["selection"]["best"] == best
+    assert cli(["generate", "--run", path, "--num", "3", "--no-progress"]) == 0
+    assert f"checkpoint step {best}" in capsys.readouterr().out
+
+
+def test_runs_without_selection_read_the_newest_and_refuse_best(tmp_path, capsys):
+    path = run_trainer(tiny_cfg(tmp_path, "train.steps=4", "train.checkpoint_every=2"))
+    assert not os.path.exists(os.path.join(path, "selection.json"))
+    assert TrainedRun(path).step == 4
+    with pytest.raises(CheckpointError, match=r"no selected checkpoint \(train.select was off\); available: \[2, 4\]"):
+        TrainedRun(path, "best")
+    with pytest.raises(SystemExit):
+        cli(["generate", "--run", path, "--checkpoint", "newest"])
+    assert "'newest': expected a step number, 'latest' or 'best'" in capsys.readouterr().err
+
+
+def test_a_resumed_run_scores_and_selects_as_an_uninterrupted_one(tmp_path):
+    extra = ("train.steps=6", "train.checkpoint_every=2", "train.select=discriminative")
+    straight = run_trainer(tiny_cfg(tmp_path, "name=straight", *extra))
+    done = []
+    run_trainer(tiny_cfg(tmp_path, "name=resumed", *extra), abort_fn=lambda: done.append(1) or len(done) >= 3)
+    first = json.load(open(os.path.join(tmp_path, "resumed", "selection.json")))
+    assert [s for s, _ in first["history"]] == [2]  # the stop's checkpoint at step 3 is not scored
+    resumed = run_trainer(tiny_cfg(tmp_path, "name=resumed", *extra), resume=True)
+    a, b = (json.load(open(os.path.join(p, "selection.json"))) for p in (straight, resumed))
+    assert a == b and [s for s, _ in a["history"]] == [2, 4, 6]
