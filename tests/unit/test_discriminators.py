@@ -124,3 +124,47 @@ def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
         seqs.d = noisy
         y.forward()
     np.testing.assert_allclose(y.d, clean, rtol=1e-5, atol=1e-6)
+
+
+def test_principal_whitening_makes_pooled_steps_white_and_bounds_a_flat_direction():
+    from gan_sru.data import principal_whitening
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(4, 4)) * np.array([[10.0], [1.0], [0.1], [0.01]])  # variances over 6 decades
+    seqs = [rng.normal(size=(20, 4)) @ A + 5.0 for _ in range(300)]
+    mean, W = principal_whitening(seqs)
+    steps = (np.concatenate(seqs) - mean) @ W
+    np.testing.assert_allclose(steps.mean(axis=0), 0, atol=1e-9)
+    cov = np.cov(steps.T, bias=True)
+    np.testing.assert_allclose(cov, np.diag(np.diag(cov)), atol=1e-9)  # uncorrelated
+    lam = np.linalg.eigvalsh(np.cov(np.concatenate(seqs).T, bias=True))
+    # each direction at lambda / (lambda + floor x mean lambda): 1 but for the floor's share
+    np.testing.assert_allclose(np.sort(np.diag(cov)), np.sort(lam / (lam + 1e-3 * lam.mean())), rtol=1e-6)
+    assert np.diag(cov).max() > 0.999
+    flat = [np.c_[s, s[:, :1] + s[:, 1:2]] for s in seqs]  # a fifth feature that is the sum of two others
+    _, W5 = principal_whitening(flat)
+    lam = np.linalg.eigvalsh(np.cov(np.concatenate(flat).T, bias=True))
+    assert np.abs(W5).max() <= (1e-3 * lam.mean()) ** -0.5 + 1e-9  # the flat direction: amplified at most that much
+    mean2, W2 = principal_whitening([np.c_[s, rng.integers(0, 2, (20, 2))] for s in seqs], num_features=4)
+    assert W2.shape == (4, 4) and mean2.shape == (4,)
+
+
+def test_whitened_discriminator_is_the_discriminator_on_whitened_input_zero_at_padding():
+    from gan_sru.config import load_config
+    from gan_sru.networks import discriminator, whiten
+
+    dcfg = load_config("configs/sines.yaml", ["model.discriminator.hidden_size=8"])["model"]["discriminator"]
+    x, mask, lengths = _batch(C=5)
+    rng = np.random.default_rng(4)
+    mean, W = rng.random(3), rng.normal(size=(3, 3))  # the first 3 of 5 features, as a conditional run's continuous
+    seqs, m = nn.Variable.from_numpy_array(x), nn.Variable.from_numpy_array(mask)
+    w = whiten(seqs, m, (mean, W))
+    w.forward()
+    want = np.concatenate([((x[:, :, :3] - mean) @ W) * mask[:, :, None], x[:, :, 3:]], axis=2)
+    np.testing.assert_allclose(w.d, want, rtol=1e-5, atol=1e-5)
+    with nn.parameter_scope("whitened"):
+        y = discriminator(dcfg, seqs, m, whitening=(mean, W))
+        y.forward()
+        direct = discriminator(dcfg, nn.Variable.from_numpy_array(want.astype(np.float32)), m)
+        direct.forward()
+    np.testing.assert_allclose(y.d, direct.d, rtol=1e-5, atol=1e-6)
