@@ -36,7 +36,7 @@ HEADS = ("last", "steps")
 _ONE, _ZERO = np.float32(1.0), np.float32(0.0)  # an int 1 or 0 would promote float32 arithmetic to float64
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _matmul_add(w, a, out):
     """out (M, B) += w (M, K) @ a (K, B), the batch loop innermost: vectorised, and each sum kept in k's
     order (no fastmath). OpenBLAS, for these (42, 14) x (14, 256) products, went multi-threaded and lost
@@ -50,13 +50,13 @@ def _matmul_add(w, a, out):
                 o[b] += wik * ak[b]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _matmul_into(w, a, out):
     out[:] = 0
     _matmul_add(w, a, out)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _forward_kernel(xi, lengths, w_ht, b_h, hs, gates):
     """The recurrence over time. xi (3H, L, B): x W_i + b_i of every step; lengths (B,); w_ht (3H, H) = W_h^T.
     Writes hs (H, L + 1, B): hs[:, 0] = h_0 = 0, hs[:, t + 1] the state after step t, which stays at its
@@ -83,7 +83,7 @@ def _forward_kernel(xi, lengths, w_ht, b_h, hs, gates):
         h[:] = hs[:, t + 1]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _backward_kernel(dh_out, lengths, w_h, hs, gates, dpre, dhh):
     """Back through time. dh_out (H, L, B): the loss's gradient in hs[:, 1:]; w_h (H, 3H). Writes dpre
     (3H, L, B), the gradient in x W_i + b_i, and dhh (3H, L, B), in h W_h + b_h (they differ in the n part:

@@ -89,6 +89,15 @@ def test_discriminative_score_same_distribution_near_zero():
     assert r["mean"] < 0.1, r
 
 
+def test_discriminative_score_is_the_same_whatever_the_number_of_workers():
+    """Repeats train in threads (workers); each has its own seed, model and solver, so the scores are those of
+    one repeat after the other, in order."""
+    real, fake = sines(200, seed=1), [s * 0.9 for s in sines(200, seed=2)]
+    one = metrics.discriminative_score(real, fake, repeats=3, iterations=40, progress=False, workers=1)
+    three = metrics.discriminative_score(real, fake, repeats=3, iterations=40, progress=False, workers=3)
+    assert one == three and len(set(one["scores"])) > 1
+
+
 def test_discriminative_score_different_sets_near_half():
     r = metrics.discriminative_score(sines(300, seed=1), noise(300, seed=2), repeats=1, iterations=100,
                                      progress=False)
