@@ -14,7 +14,6 @@ categorical features through a straight-through Gumbel-softmax; D gets the attri
 from typing import NamedTuple
 
 import nnabla as nn
-import nnabla.functions as F
 import numpy as np
 
 from gan_sru.registry import DISCRIMINATORS, GENERATORS
@@ -84,27 +83,10 @@ def unconditional_inputs(gcfg, noise, length, max_len):
     return dict(noise, step=with_oscillators(gcfg, noise, noise["static"], None, length, max_len))
 
 
-def whiten(seqs, mask, whitening):
-    """seqs (L, B, C') with the first C features replaced by ((x - mean) @ W) at valid steps, 0 at padding;
-    whitening: (mean (C,), W (C, C)) of `gan_sru.data.principal_whitening` (constants: no parameters)."""
-    mean, W = whitening
-    L, B, width = seqs.shape
-    C = len(mean)
-    x = F.slice(seqs, stop=(L, B, C)) if width > C else seqs
-    w = nn.Variable.from_numpy_array(np.asarray(W, np.float32))
-    b = nn.Variable.from_numpy_array((-np.asarray(mean) @ W).astype(np.float32))
-    y = F.reshape(F.affine(F.reshape(x, (L * B, C)), w, b), (L, B, C))
-    y = y * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, C))
-    return F.concatenate(y, F.slice(seqs, start=(0, 0, C), stop=(L, B, width)), axis=2) if width > C else y
-
-
-def discriminator(dcfg, seqs, mask, train=True, attrs=None, whitening=None):
+def discriminator(dcfg, seqs, mask, train=True, attrs=None):
     """D's logits (B, 1) of sequences (L, B, C) with mask (L, B); parameters under scope "D".
     attrs: (B, W) encoded attributes joined to every (valid) step (with dcfg["projection"]: a projection
-    discriminator instead, gan_sru/conditioning.py), or None. whitening: None, or (mean, W) that D's input
-    passes through first (model.discriminator.whiten, ``whiten``)."""
-    if whitening is not None:
-        seqs = whiten(seqs, mask, whitening)
+    discriminator instead, gan_sru/conditioning.py), or None."""
     if attrs is not None:
         from gan_sru.conditioning import join_attributes, projection
 

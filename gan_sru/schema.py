@@ -121,11 +121,6 @@ SCHEMA = {
                                                "feature over groups of this many sequences of the batch (ProGAN's "
                                                "minibatch standard deviation), so D sees a batch's diversity; "
                                                "0 or 1: off"),
-    "model.discriminator.whiten": Field("bool", False, None,
-                                        "D reads the continuous features whitened: in the training data's "
-                                        "principal axes, each at unit variance (a fixed map from the data, "
-                                        "gan_sru.data.principal_whitening), so directions of small variance "
-                                        "weigh as much as the shared signal"),
     "model.discriminator.projection": Field("bool", False, None,
                                             "runs with data.attributes: projection discriminator, logit + <V a, "
                                             "D's last hidden layer>, instead of a joined to every step"),

@@ -14,10 +14,10 @@ from .buckets import Batch, BucketSpec, pad_batch, sample_batch
 from .builtin import factor_covariance, factor_structure, make_factors, make_lorenz96, make_sines
 from .dataset import Dataset, TrainingData, load_dataset, make_windows, training_data
 from .readers import SUFFIXES, read_data, read_frame, read_sequences
-from .scaling import MinMaxScaler, principal_whitening
+from .scaling import MinMaxScaler
 from .writers import save_sequences
 
 __all__ = ["Batch", "BucketSpec", "Dataset", "MinMaxScaler", "SUFFIXES", "TrainingData", "factor_covariance",
            "factor_structure", "load_dataset", "make_factors", "make_lorenz96", "make_sines", "make_windows",
-           "pad_batch", "principal_whitening", "read_data", "read_frame", "read_sequences", "sample_batch",
-           "save_sequences", "training_data"]
+           "pad_batch", "read_data", "read_frame", "read_sequences", "sample_batch", "save_sequences",
+           "training_data"]

@@ -51,21 +51,3 @@ class MinMaxScaler:
 
 def _float_dtype(a):
     return a.dtype if a.dtype.kind == "f" else np.float64
-
-
-WHITENING_FLOOR = 1e-3  # of the mean eigenvalue: a direction the data does not vary in is amplified at most ~30x
-
-
-def principal_whitening(sequences, num_features=None, floor=WHITENING_FLOOR):
-    """(mean (C,), W (C, C)) with (x - mean) @ W white: the principal directions of every step of `sequences`
-    (a list of (L_i, C') arrays, pooled; the first num_features = C columns, all by default), each divided by
-    the square root of its variance plus floor x the mean variance.
-    Used on D's input (model.discriminator.whiten): in the data's own units a direction that holds 1% of the
-    variance (a feature's own noise, once the shared signal is out) is a hundredth of D's input, and D learns
-    what happens there as slowly; whitened, every direction is one unit."""
-    C = sequences[0].shape[1] if num_features is None else num_features
-    steps = np.concatenate([np.asarray(s, np.float64)[:, :C] for s in sequences])
-    mean = steps.mean(axis=0)
-    lam, vec = np.linalg.eigh(np.atleast_2d(np.cov(steps.T, bias=True)))
-    lam = np.maximum(lam, 0.0)
-    return mean, vec / np.sqrt(lam + floor * max(lam.mean(), 1e-12))[None, :]

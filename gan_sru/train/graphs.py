@@ -31,11 +31,10 @@ class StepGraph:
     scopes "G" and "D" and are shared by every bucket's graph. moment_impl: the moment terms' ("auto": fused on
     the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two). reference: the
     `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0.
-    whitening: None, or the (mean, W) that D's input passes through (model.discriminator.whiten).
     """
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
-                 reference=None, whitening=None):
+                 reference=None):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -54,9 +53,9 @@ class StepGraph:
         else:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
         # the fake batch is made for the real batch's attributes: D judges (sequence, attributes) pairs
-        d_real = discriminator(dcfg, self.real, self.mask, attrs=self.attrs, whitening=whitening)
-        d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs, whitening=whitening)
-        d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs, whitening=whitening)
+        d_real = discriminator(dcfg, self.real, self.mask, attrs=self.attrs)
+        d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs)
+        d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
         if cfg["train"]["moment_loss"] > 0:

@@ -96,12 +96,6 @@ class GanSteps:
         self.num_features = train_set.num_features
         self.cond = getattr(train_set, "encoding", None)  # attributes / categorical features, or None
         self.max_len = int(spec.boundaries[-1])
-        self.whitening = None  # D's input whitening (model.discriminator.whiten), from the training data
-        if cfg["model"]["discriminator"]["whiten"]:
-            from gan_sru.data import principal_whitening
-
-            C = self.num_features if self.cond is None else self.cond.num_continuous
-            self.whitening = principal_whitening(train_set.sequences, C) if C else None
         self.graphs = {}
         self.graph_builds = 0
         nn.random.prng = np.random.RandomState(cfg["seed"])  # parameter initialisation
@@ -121,8 +115,7 @@ class GanSteps:
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
-                                            self.strategy, cond=self.cond, reference=self.whitened_reference(length),
-                                            whitening=self.whitening)
+                                            self.strategy, cond=self.cond, reference=self.whitened_reference(length))
             self.graph_builds += 1
         return self.graphs[length]
 
