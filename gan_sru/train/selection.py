@@ -23,7 +23,10 @@ import numpy as np
 from gan_sru.files import atomic_write_text
 
 METHODS = ("none", "discriminative")
-SELECT_REPEATS = 2  # one repeat's test split (20% of 1000 + 1000) moves by about 0.03; two halve its variance
+# One repeat of the classifier is a noisy measurement: on the wide set the repeats of one checkpoint spread
+# from 0.01 to 0.18 (the GRU finds the difference in some repeats and not in others), and two independent
+# 2-repeat means of a checkpoint differed by up to 0.12. Three run side by side (threads) on 2 cores.
+SELECT_REPEATS = 3
 _STREAM = 0x5E1C
 FILE = "selection.json"
 PICTURE = "selection.png"
