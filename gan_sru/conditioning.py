@@ -102,29 +102,11 @@ def with_oscillators(gcfg, noise, static, attrs, length, max_len):
     return F.concatenate(noise["step"], osc, axis=2)
 
 
-def with_resonators(gcfg, noise, max_len):
-    """noise with its step input's last 2 R channels (model.generator.resonators = R, the resonators' drive)
-    replaced by the stochastic resonators' output (gan_sru/ops/resonators.py), the same width; call under G's
-    parameter scope. Unchanged when R is 0."""
-    R = gcfg.get("resonators", 0)
-    if not R:
-        return noise
-    from gan_sru.ops.resonators import resonator_bank
-
-    step = noise["step"]
-    L, B, width = step.shape
-    drive = F.slice(step, start=(0, 0, width - 2 * R), stop=(L, B, width))
-    parts = [F.slice(step, stop=(L, B, width - 2 * R))] if width > 2 * R else []
-    out = resonator_bank(drive, max_len)
-    return dict(noise, step=F.concatenate(*parts, out, axis=2) if parts else out)
-
-
 def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_len, train, options):
     """(fake (L, B, C + K), attrs (B, W) Variable or None, tau (1,) Variable or None) of a conditional run (see
     the module docstring); parameters under scope "G"."""
     L, B = mask.shape
-    with nn.parameter_scope("G"):
-        inputs, g = with_resonators(gcfg, {"step": noise["step"], "static": noise["static"]}, max_len), dict(gcfg)
+    inputs, g = {"step": noise["step"], "static": noise["static"]}, dict(gcfg)
     attrs = None
     if cond.attr_width:
         attrs = nn.Variable((B, cond.attr_width))
@@ -133,8 +115,7 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
         g["static_noise_dim"] = gcfg["static_noise_dim"] + cond.attr_width
     if gcfg["oscillators"] and gcfg["static_noise_dim"] > 0:
         with nn.parameter_scope("G"):
-            inputs["step"] = with_oscillators(gcfg, dict(noise, step=inputs["step"]), inputs["static"], attrs, L,
-                                              max_len)
+            inputs["step"] = with_oscillators(gcfg, noise, inputs["static"], attrs, L, max_len)
     tau = None
     if cond.categorical:
         g["output_activation"] = "identity"  # pre-activations: the activation and the Gumbel-softmax come below

@@ -6,8 +6,7 @@ batch), and nnabla-converter's ONNX exporter writes one fixed batch size, with n
 Its weights are the checkpoint's moving average of the generator's weights when the run kept one
 (train.g_ema > 0), else the trained weights: the same ones `gan-sru generate` uses. Batch-major:
 
-    inputs   noise         (B, L, Z) float32, standard normal: noise per step (Z = model.generator.noise_dim
-                                     + output_noise_dim + 2 x resonators)
+    inputs   noise         (B, L, Z) float32, standard normal: noise per step (Z = model.generator.noise_dim)
              static_noise  (B, S)    float32, standard normal: noise per sequence (S = static_noise_dim;
                                      absent when S == 0)
              mask          (B, L)    float32, 1 at valid steps, 0 at right padding (all 1: full length)

@@ -27,8 +27,7 @@ def noise_shapes(gcfg, length, batch_size, cond=None):
         if gcfg.get(key, 0) is None:  # a config straight from load_config: the data decides these
             raise ValueError(f"model.generator.{key} is null: resolve the sizes from the data first "
                              "(gan_sru.sizes.apply_size_rules)")
-    # then the output noise's channels, then the resonators' drive (2 each)
-    step = gcfg["noise_dim"] + gcfg.get("output_noise_dim", 0) + 2 * gcfg.get("resonators", 0)
+    step = gcfg["noise_dim"] + gcfg.get("output_noise_dim", 0)  # the output noise: the last channels
     shapes = dict(step=(length, batch_size, step), static=(batch_size, gcfg["static_noise_dim"]))
     if cond is not None and cond.categorical:
         shapes["gumbel"] = (length, batch_size, sum(cond.cat_sizes))
@@ -72,14 +71,12 @@ def generator_graph(gcfg, length, batch_size, num_features, max_len, train=True,
 
 
 def unconditional_inputs(gcfg, noise, length, max_len):
-    """The builder's inputs of an unconditional G: the noise, with model.generator.resonators the resonators'
-    drive replaced by their output and with model.generator.oscillators the oscillator bank appended to the step
-    input (gan_sru/conditioning.py). Call under G's parameter scope."""
-    from gan_sru.conditioning import with_oscillators, with_resonators
-
-    noise = with_resonators(gcfg, noise, max_len)
+    """The builder's inputs of an unconditional G: the noise, with model.generator.oscillators the oscillator
+    bank appended to the step input (gan_sru/conditioning.py). Call under G's parameter scope."""
     if not (gcfg.get("oscillators") and gcfg["static_noise_dim"] > 0):
         return noise
+    from gan_sru.conditioning import with_oscillators
+
     return dict(noise, step=with_oscillators(gcfg, noise, noise["static"], None, length, max_len))
 
 

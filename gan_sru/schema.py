@@ -92,12 +92,6 @@ SCHEMA = {
                                              "(longest length), or log-spaced from a period of twice the longest "
                                              "length to one of 3.3 steps (short periods within reach in long "
                                              "windows)"),
-    "model.generator.resonators": Field("int", 0, ">= 0",
-                                        "stochastic resonators fed to G at every step: stationary complex AR(1) "
-                                        "processes driven by noise, with learned frequencies and coherence "
-                                        "times (gan_sru/ops/resonators.py; 2 noise channels each, the last of "
-                                        "the step noise): quasi-periodic structure that drifts in phase and "
-                                        "amplitude, which an SRU (real poles only) cannot ring; 0: off"),
     "model.generator.initial_state": Field("bool", False, None,
                                            "the SRU layers' initial cell states are a learned linear map of the "
                                            "per-sequence noise (and attributes), starting at 0, instead of "

@@ -44,11 +44,9 @@ FULL = ["model.generator.bidirectional=true", "model.generator.weight_c=true", "
         "model.generator.output_activation=identity", "model.generator.highway_bias=-1.0",
         "model.generator.output_noise_dim=3"]
 # the oscillator bank on the log grid, its frequencies tuned per sequence (sin, cos, exp, tanh of the per-sequence
-# noise), the SRU layers' initial states drawn from that noise, and the stochastic resonators (their drive the
-# last channels of the step noise; the Toeplitz matrices of lambda^k and batched matmuls)
+# noise), and the SRU layers' initial states drawn from that noise
 OSCILLATORS = ["model.generator.oscillators=true", "model.generator.oscillator_tuning=true",
-               "model.generator.oscillator_grid=log", "model.generator.initial_state=true",
-               "model.generator.resonators=3"]
+               "model.generator.oscillator_grid=log", "model.generator.initial_state=true"]
 TOL = 5e-5  # of each feature's range; see the module docstring
 B = 5
 LENGTHS = np.array([8, 3, 8, 5, 2])
