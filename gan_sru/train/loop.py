@@ -139,7 +139,9 @@ class Trainer:
         if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
             raise self.diverged(step - 1, f"{bad} is not finite after the update")
         if scored and method != "none":
-            self.selection.add(step, selection_score(self._selection_sample, self.train_set, self.cfg, step))
+            t0 = time.perf_counter()
+            score = selection_score(self._selection_sample, self.train_set, self.cfg, step)
+            self.selection.add(step, score, time.perf_counter() - t0)
             ckpt.meta["selection"] = self.selection.to_dict(method)
         ckpt.save(self.run.checkpoint_path(step))
         best = self.selection.best

@@ -36,24 +36,27 @@ class Selection:
     """The scores of a run's checkpoints so far: history [(step, score)], lower is better; best is the step of
     the lowest (the earliest of ties), None before the first."""
 
-    def __init__(self, history=()):
+    def __init__(self, history=(), seconds=0.0):
         self.history = [(int(s), float(v)) for s, v in history]
+        self.seconds = float(seconds)  # spent scoring, over the run so far
 
     @property
     def best(self):
         return min(self.history, key=lambda sv: (sv[1], sv[0]))[0] if self.history else None
 
-    def add(self, step, score):
+    def add(self, step, score, seconds=0.0):
         self.history = [(s, v) for s, v in self.history if s != step] + [(int(step), float(score))]
+        self.seconds += seconds
 
     def to_dict(self, method):
-        return {"method": method, "best": self.best, "history": [[s, v] for s, v in self.history]}
+        return {"method": method, "best": self.best, "history": [[s, v] for s, v in self.history],
+                "seconds": round(self.seconds, 1)}
 
     @classmethod
     def from_meta(cls, meta, up_to):
         """The history a checkpoint's metadata holds, cut at step `up_to` (a resumed run redoes later steps)."""
         saved = (meta or {}).get("selection") or {}
-        return cls([(s, v) for s, v in saved.get("history", []) if s <= up_to])
+        return cls([(s, v) for s, v in saved.get("history", []) if s <= up_to], saved.get("seconds", 0.0))
 
 
 def selection_score(sample, train_set, cfg, step, progress=False):
