@@ -8,10 +8,10 @@ from gan_sru.sizes import SIZE_KEYS, apply_size_rules, rule_sizes
 @pytest.mark.parametrize("C, L, expected", [
     # C, L -> G hidden, noise, static noise, G layers, D hidden (the table in gan_sru/sizes.py's docstring)
     (1, 24, (48, 2, 8, 2, 48)),
-    (5, 24, (48, 2, 8, 2, 48)),
-    (28, 24, (112, 7, 14, 2, 96)),
-    (28, 128, (112, 7, 14, 3, 96)),
-    (100, 256, (256, 8, 32, 3, 192)),
+    (5, 24, (48, 5, 8, 2, 48)),
+    (28, 24, (112, 28, 14, 2, 96)),
+    (28, 128, (112, 28, 14, 3, 96)),
+    (100, 256, (256, 64, 32, 3, 192)),
 ])
 def test_rule_sizes_for_a_few_widths_and_lengths(C, L, expected):
     sizes = rule_sizes(C, L)
@@ -23,7 +23,7 @@ def test_only_null_keys_are_filled_and_the_input_is_left_alone():
     assert cfg["model"]["generator"]["noise_dim"] is None  # the default: follow the data
     out = apply_size_rules(cfg, 28, 24)
     assert out["model"]["generator"]["hidden_size"] == 40
-    assert out["model"]["generator"]["noise_dim"] == 7
+    assert out["model"]["generator"]["noise_dim"] == 28
     assert out["model"]["discriminator"]["hidden_size"] == 96
     assert cfg["model"]["generator"]["noise_dim"] is None
 
