@@ -62,6 +62,11 @@ class Trainer:
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
         data = training_data(cfg)  # before the folder exists: bad data leaves nothing
+        if cfg["train"]["select"] != "none" and len(data.train) < 2:
+            raise ConfigError(f"train.select: {cfg['train']['select']!r} scores each checkpoint with a classifier "
+                              f"that needs at least 2 training sequences; the training split holds "
+                              f"{len(data.train)} (set train.select: none, cut the data into windows with "
+                              "data.window, or hold out less with data.holdout_fraction)")
         summary = describe(data.dataset, cfg["data"], cfg["seed"])
         self._log(summary_text(summary))
         if root:

@@ -7,7 +7,7 @@ import nnabla as nn
 import numpy as np
 import pytest
 
-from gan_sru import CheckpointError
+from gan_sru import CheckpointError, ConfigError
 from gan_sru.commands.main import main as cli
 from gan_sru.config import load_config
 from gan_sru.data import training_data
@@ -110,3 +110,11 @@ def test_a_resumed_run_scores_and_selects_as_an_uninterrupted_one(tmp_path):
     a, b = (json.load(open(os.path.join(p, "selection.json"))) for p in (straight, resumed))
     assert [s for s, _ in a["history"]] == [2, 4, 6] and a["seconds"] > 0 and b["seconds"] > 0
     assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
+
+
+def test_selection_on_a_training_split_of_one_sequence_is_refused_before_the_run_folder_exists(tmp_path):
+    cfg = tiny_cfg(tmp_path, "data.num_sequences=2", "data.holdout_fraction=0.5", "train.select=discriminative")
+    with pytest.raises(ConfigError, match=r"train.select: 'discriminative' .* at least 2 training sequences; "
+                                          r"the training split holds 1 \(set train.select: none"):
+        run_trainer(cfg)
+    assert not os.path.exists(os.path.join(tmp_path, "sines"))
