@@ -88,6 +88,19 @@ def test_every_checkpoint_is_scored_the_best_is_kept_and_read_by_default(tmp_pat
     assert f"checkpoint step {best}" in capsys.readouterr().out
 
 
+def test_a_step_saved_twice_is_scored_once(tmp_path):
+    # a benchmark's time mark may fall on a regular checkpoint's step: its score is known, not paid for again
+    cfg = tiny_cfg(tmp_path, "train.steps=4", "train.checkpoint_every=2", "train.select=discriminative")
+    nn.clear_parameters()
+    with open(os.devnull, "w") as devnull:
+        trainer = Trainer(cfg, progress=False, out=devnull)
+        trainer.train()
+    history, seconds = list(trainer.selection.history), trainer.selection.seconds
+    trainer.save(4, scored=True)
+    assert trainer.selection.history == history and trainer.selection.seconds == seconds
+    assert json.load(open(os.path.join(trainer.run.path, "selection.json")))["seconds"] == round(seconds, 1)
+
+
 def test_runs_without_selection_read_the_newest_and_refuse_best(tmp_path, capsys):
     path = run_trainer(tiny_cfg(tmp_path, "train.steps=4", "train.checkpoint_every=2"))
     assert not os.path.exists(os.path.join(path, "selection.json"))
