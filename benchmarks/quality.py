@@ -4,18 +4,21 @@
                                            [--protocol paper] [--repeats 3] [--set KEY=VALUE ...]
     .venv/bin/python benchmarks/quality.py --sets wide --steps 3000 --label ' (3000 steps)'   # a fixed step count
     .venv/bin/python benchmarks/quality.py --quick      # smoke test: 1 minute each, fast protocol, 200 sequences
+    .venv/bin/python benchmarks/quality.py --table      # quality.md and .png again from quality.json
 
 For each set, configs/<set>.yaml is trained in this process by the project's Trainer on the CPU context for
 its budget of wall-clock training time (--minutes: one number for every set, or SET=M pairs; by default
 BUDGETS, the budgets of the README's table) (benchmarks/scores_over_time.TimeMarks: a checkpoint at the mark, then
 the trainer stops), into RUN_DIR/quality_<set>; or, with --steps N, for N steps whatever time they take (a
 row that a loaded machine does not change; its "training" cell says the steps); then
-`gan_sru.commands.evaluate.evaluate_run` scores that checkpoint with --protocol (default paper: TimeGAN's
+`gan_sru.commands.evaluate.evaluate_run` scores that checkpoint (with train.select on, the one selection chose;
+its scoring counts in the budget) with --protocol (default paper: TimeGAN's
 2000 / 5000 iterations, GRU hidden C // 2), N = every held-out real sequence (or --num), --repeats repeats of
 the discriminative score, into RUN/evaluation/.
 The table: discriminative, predictive (TSTR MAE), Context-FID, correlational score, each generated / floor
 (held-out real vs real), and the training speed (steps/s, ms per step, ms per step per time step: a
-constant last column means step time grows linearly with length).
+constant last column means step time grows linearly with length; over the training's own seconds, those
+checkpoint selection spent scoring left out and recorded as select_seconds).
 
 Writes benchmarks/results/quality.json (one entry per set, merged with the sets already there so a
 partial run adds to the table), quality.md (the table and the targets) and quality.png (per set: each score
@@ -107,6 +110,17 @@ def train_steps(cfg, progress):
     return {"step": cfg["train"]["steps"], "train_seconds": round(time.perf_counter() - t0, 2)}
 
 
+def selection_seconds(run_path):
+    """The seconds checkpoint selection spent scoring in the run (its selection.json), 0 without selection."""
+    from gan_sru.train.selection import FILE
+
+    path = os.path.join(run_path, FILE)
+    if not os.path.isfile(path):
+        return 0.0
+    with open(path) as f:
+        return float(json.load(f)["seconds"])
+
+
 def run_set(name, args, minutes):
     """Train configs/<name>.yaml for `minutes` (or args.steps steps) and evaluate it; returns the set's entry
     for quality.json."""
@@ -137,13 +151,14 @@ def run_set(name, args, minutes):
     result = evaluate_run(run_path, step=None if selecting else mark["step"], num=args.num or holdout,
                           repeats=args.repeats, seed=args.seed, progress=not args.no_progress, protocol=args.protocol)
     length = cfg["data"]["seq_len"]
-    steps_s = mark["step"] / mark["train_seconds"]
+    select_s = selection_seconds(run_path)
+    steps_s = mark["step"] / (mark["train_seconds"] - select_s)  # the training's speed, the scoring left out
     gen, floor = result["generated"], result["holdout"]
     entry = {
         "set": name, "dataset": name, "config": f"configs/{name}.yaml", "overrides": args.overrides, "length": length,
         "features": result.get("num_features") or cfg["data"]["num_features"],
         "budget_minutes": minutes, "steps": mark["step"], "train_seconds": mark["train_seconds"],
-        "select": cfg["train"]["select"], "evaluated_step": result["checkpoint_step"],
+        "select": cfg["train"]["select"], "evaluated_step": result["checkpoint_step"], "select_seconds": select_s,
         "train_cpu_seconds": round(train_cpu, 1), "steps_per_second": round(steps_s, 3),
         "ms_per_step": round(1000 / steps_s, 2), "ms_per_step_per_time_step": round(1000 / steps_s / length, 3),
         "protocol": result["protocol"]["name"], "num_generated": result["num_generated"],
@@ -270,6 +285,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--quick", action="store_true", help="smoke test: 1 minute, fast protocol, 200 sequences")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--table", action="store_true", help="rewrite the .md and .png from the .json; train nothing")
     args = parser.parse_args()
     if args.steps is not None and args.steps < 1:
         raise SystemExit(f"--steps {args.steps}: expected a positive number of training steps")
@@ -286,6 +302,11 @@ def main():
     stem = quick.get("stem", "quality")
     json_path = os.path.join(args.out, f"{stem}.json")
     doc = {"cpu": cpu_model(), "sets": _read_sets(json_path)}
+    if args.table:  # the file's own CPU, not this machine's
+        if not doc["sets"]:
+            raise SystemExit(f"--table: no results in {json_path}")
+        with open(json_path) as f:
+            doc["cpu"] = json.load(f)["cpu"]
     set_context(argparse.Namespace(context="cpu", device_id="0", type_config="float"))
     os.makedirs(args.out, exist_ok=True)
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
@@ -293,7 +314,7 @@ def main():
         if not os.path.exists(os.path.join(REPO, "configs", f"{name}.yaml")):
             raise SystemExit(f"--sets: no configs/{name}.yaml")
     budgets = parse_budgets(args.minutes, names)
-    for name in names:
+    for name in names if not args.table else ():
         print(f"== {name}", flush=True)
         key = name + args.label
         entry = run_set(name, args, budgets[name])

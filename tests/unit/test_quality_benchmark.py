@@ -1,4 +1,5 @@
 """benchmarks/quality.py's table and picture, from a results document written by hand."""
+import json
 import os
 import sys
 
@@ -37,6 +38,30 @@ def test_table_shows_every_score_next_to_its_floor_and_says_which_targets_are_me
     path = tmp_path / "q.png"
     quality.write_plot(doc, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_selection_seconds_are_read_from_the_run_and_zero_without_selection(tmp_path):
+    assert quality.selection_seconds(str(tmp_path)) == 0.0
+    (tmp_path / "selection.json").write_text('{"method": "discriminative", "best": 250, "history": [[250, 0.1]], '
+                                             '"seconds": 12.5}')
+    assert quality.selection_seconds(str(tmp_path)) == 12.5
+
+
+def test_table_mode_rewrites_the_table_and_picture_from_the_json_keeping_its_cpu(tmp_path, monkeypatch):
+    selected = dict(_entry("wide", 24, 0.06, 0.02), select="discriminative", evaluated_step=1250)
+    (tmp_path / "quality.json").write_text(json.dumps({"cpu": "Other CPU", "sets": {"wide": selected}}))
+    monkeypatch.setattr(sys, "argv", ["quality.py", "--table", "--out", str(tmp_path)])
+    quality.main()
+    table = (tmp_path / "quality.md").read_text()
+    assert "Other CPU" in table and "| 15 min | 4000, selected 1250 |" in table
+    assert (tmp_path / "quality.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads((tmp_path / "quality.json").read_text())["sets"]["wide"] == selected  # nothing trained
+
+
+def test_table_mode_without_results_says_which_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["quality.py", "--table", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match=r"--table: no results in .*quality.json"):
+        quality.main()
 
 
 def test_ablation_table_has_one_line_per_row_with_each_score_and_its_floor():
