@@ -10,7 +10,9 @@ the config is kept as it is.
     generator.noise_dim          clip(C, 2, 64): a channel of per-step noise per feature, as data whose
                                  features each carry noise of their own need (wide set, paper protocol, at
                                  every 250-step checkpoint of 3000-4000 steps: 0.07-0.31 and 0.06-0.27 over
-                                 two seeds with 28 channels, 0.11-0.28 with 7; benchmarks/checkpoint_scores.py)
+                                 two seeds with 28 channels, 0.11-0.28 with 7; benchmarks/checkpoint_scores.py);
+                                 long64 at 10 CPU-minutes the same within the noise (0.260 +- 0.145 with 28,
+                                 0.297 +- 0.061 with 7; benchmarks/quality.py)
     generator.static_noise_dim   clip(C // 2, 8, 32): per-sequence traits (phases, levels, regimes)
     generator.num_layers         2, and 3 from L >= 128: a deeper stack carries the slow parts of long windows
     discriminator.hidden_size    clip(3 C, 48, 192), rounded up to a multiple of 16
