@@ -1,4 +1,4 @@
-"""Pictures of samples, training curves and evaluation results.
+"""Pictures of samples and evaluation results (a run's training curves: plots_training.py).
 
 Every function writes one PNG (``checkpoint_gif``: one GIF) and returns its path as a
 ``str``; parent folders are created and the file is replaced atomically. Figures are
@@ -288,49 +288,6 @@ def separability_bars(generated, floor, path, title="what tells generated from r
     ax.legend(fontsize="small", loc="lower right")
     ax.grid(alpha=0.3, axis="x")
     ax.set_title(title)
-    fig.tight_layout()
-    return _save(fig, path)
-
-
-def training_curves(monitor_series, path, title="training", size=None):
-    """One panel per series, two panels a row.
-
-    ``monitor_series``: name -> (steps, values). ``size`` defaults to
-    (1000, 40 + 260 * rows) pixels. Returns the PNG path.
-    """
-    names = list(monitor_series)
-    rows, cols = max(1, math.ceil(len(names) / 2)), 2 if len(names) > 1 else 1
-    fig = _figure(size or (1000, 40 + 260 * rows))
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for k, ax in enumerate(axes.flat):
-        if k >= len(names):
-            ax.axis("off")
-            continue
-        steps, values = monitor_series[names[k]]
-        ax.plot(np.asarray(steps), np.asarray(values), linewidth=1.0)
-        ax.set_title(names[k])
-        ax.set_xlabel("step")
-        ax.grid(alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return _save(fig, path)
-
-
-def selection_curve(history, best, path, title="checkpoint selection", size=(800, 400)):
-    """The selection score of each checkpoint: history [(step, score)], the selected step `best` marked."""
-    steps, scores = (np.asarray(v) for v in zip(*history))
-    fig = _figure(size)
-    ax = fig.subplots()
-    ax.plot(steps, scores, marker="o", markersize=3, linewidth=1.0, color=FAKE_COLOR)
-    if best is not None:
-        ax.plot([best], [dict(history)[best]], marker="*", markersize=14, color="tab:green", linestyle="none",
-                label=f"selected: step {best}")
-        ax.legend(loc="upper right")
-    ax.set_xlabel("step")
-    ax.set_ylabel("score (lower is better)")
-    ax.set_ylim(0, max(0.52, 1.05 * float(np.max(scores))))  # the discriminative score's range is [0, 0.5]
-    ax.grid(alpha=0.3)
-    ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
 

@@ -304,7 +304,7 @@ class Trainer:
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
 
     def write_curves(self):
-        from gan_sru import plots
+        from gan_sru import plots_training
 
         data = {}
         for name in ("d_loss", "g_loss"):
@@ -314,4 +314,4 @@ class Trainer:
                 if arr.size:
                     data[name] = (arr[:, 0], arr[:, 1])
         if data:
-            plots.training_curves(data, os.path.join(self.run.path, "losses.png"))
+            plots_training.training_curves(data, os.path.join(self.run.path, "losses.png"))

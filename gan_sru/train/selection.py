@@ -85,12 +85,12 @@ def selection_score(sample, train_set, cfg, step, progress=False):
 def write_selection(run_path, selection, method):
     """RUN/selection.json (method, best step, history) and RUN/selection.png (the score at each checkpoint,
     the selected one marked)."""
-    from gan_sru import plots
+    from gan_sru import plots_training
 
     atomic_write_text(os.path.join(run_path, FILE), json.dumps(selection.to_dict(method), indent=2) + "\n")
     if selection.history:
-        plots.selection_curve(selection.history, selection.best, os.path.join(run_path, PICTURE),
-                              title=f"checkpoint selection: {method} score of each checkpoint (lower is better)")
+        title = f"checkpoint selection: {method} score of each checkpoint (lower is better)"
+        plots_training.selection_curve(selection.history, selection.best, os.path.join(run_path, PICTURE), title=title)
 
 
 def read_selected_step(meta):

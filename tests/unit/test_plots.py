@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from gan_sru import metrics, plots
+from gan_sru import metrics, plots, plots_training
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,17 @@ def test_scores_bar_accepts_metric_results(tmp_path):
 @pytest.mark.parametrize("series, height", [(1, 300), (3, 560)])
 def test_training_curves_size_follows_rows(tmp_path, series, height):
     curves = {f"loss_{i}": (np.arange(50) * 25, np.random.RandomState(i).rand(50)) for i in range(series)}
-    assert read(plots.training_curves(curves, tmp_path / "curves.png")).shape[:2] == (height, 1000)
+    assert read(plots_training.training_curves(curves, tmp_path / "curves.png")).shape[:2] == (height, 1000)
+
+
+def test_selection_curve_marks_the_selected_step_and_has_the_promised_size(tmp_path):
+    history = [(250, 0.4), (500, 0.1), (750, 0.3)]
+    plain = read(plots_training.selection_curve(history, None, tmp_path / "plain.png"))
+    marked = read(plots_training.selection_curve(history, 500, tmp_path / "marked.png"))
+    assert plain.shape[:2] == marked.shape[:2] == (400, 800)
+    green = np.array([44, 160, 44])  # tab:green, the selected step's star and its legend
+    assert not np.any(np.all(plain[:, :, :3] == green, axis=-1))
+    assert np.sum(np.all(marked[:, :, :3] == green, axis=-1)) > 20
 
 
 def test_checkpoint_gif_has_one_frame_per_checkpoint(tmp_path, data):
