@@ -151,7 +151,8 @@ def run_set(name, args, minutes):
     result = evaluate_run(run_path, step=None if selecting else mark["step"], num=args.num or holdout,
                           repeats=args.repeats, seed=args.seed, progress=not args.no_progress, protocol=args.protocol)
     length = cfg["data"]["seq_len"]
-    select_s = selection_seconds(run_path)
+    # the scoring inside the training time: up to the mark (its own save is not in the budget), else all of it
+    select_s = mark["select_seconds"] if "select_seconds" in mark else selection_seconds(run_path)
     steps_s = mark["step"] / (mark["train_seconds"] - select_s)  # the training's speed, the scoring left out
     gen, floor = result["generated"], result["holdout"]
     entry = {

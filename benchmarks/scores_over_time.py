@@ -35,7 +35,8 @@ class TimeMarks:
     """Observes a Trainer through its callbacks: at the first step whose training time reaches each mark it
     saves a checkpoint and a sample picture; after the last mark it asks the trainer to stop. Training time
     counts from the start of `train()` (the set-up's few seconds included) and leaves out the time spent
-    here writing. `marks` collects dicts(minutes, step, train_seconds)."""
+    here writing. `marks` collects dicts(minutes, step, train_seconds, select_seconds: checkpoint selection's scoring
+    inside train_seconds)."""
 
     def __init__(self, marks_s, progress):
         from tqdm import tqdm
@@ -51,10 +52,11 @@ class TimeMarks:
         self._bar.set_postfix(step=step, refresh=False)
         while len(self.marks) < len(self.marks_s) and elapsed >= self.marks_s[len(self.marks)]:
             t = time.perf_counter()
+            scoring = trainer.selection.seconds  # checkpoint selection's scoring so far, all inside elapsed
             trainer.save(step, scored=True)  # the parameters after `step` steps (with train.select, scored)
             trainer.write_samples(step)
             self.marks.append({"minutes": self.marks_s[len(self.marks)] / 60, "step": step,
-                               "train_seconds": round(elapsed, 2)})
+                               "train_seconds": round(elapsed, 2), "select_seconds": round(scoring, 1)})
             self._paused += time.perf_counter() - t
 
     def done(self):

@@ -2,6 +2,7 @@
 by default, a resumed run scored as an uninterrupted one, the score itself telling real from unlike data."""
 import json
 import os
+import sys
 
 import nnabla as nn
 import numpy as np
@@ -99,6 +100,22 @@ def test_a_step_saved_twice_is_scored_once(tmp_path):
     trainer.save(4, scored=True)
     assert trainer.selection.history == history and trainer.selection.seconds == seconds
     assert json.load(open(os.path.join(trainer.run.path, "selection.json")))["seconds"] == round(seconds, 1)
+
+
+def test_a_time_mark_counts_only_the_scoring_inside_the_training_time(tmp_path):
+    # benchmarks/quality.py divides the steps by the training time less the scoring in it; the mark's own save
+    # (scored) is outside the budget, so the mark records the scoring before it
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+    from scores_over_time import TimeMarks
+
+    cfg = tiny_cfg(tmp_path, "train.steps=50", "train.checkpoint_every=1000", "train.select=discriminative")
+    marks = TimeMarks([0.0], progress=False)
+    nn.clear_parameters()
+    with open(os.devnull, "w") as devnull:
+        Trainer(cfg, progress=False, out=devnull, step_fn=marks.on_step, abort_fn=marks.done).train()
+    saved = json.load(open(os.path.join(tmp_path, "sines", "selection.json")))
+    assert [s for s, _ in saved["history"]] == [1] and saved["seconds"] > 0
+    assert marks.marks[0]["step"] == 1 and marks.marks[0]["select_seconds"] == 0.0
 
 
 def test_runs_without_selection_read_the_newest_and_refuse_best(tmp_path, capsys):
