@@ -102,23 +102,15 @@ def _positive(text):
 
 
 def train_steps(cfg, progress):
-    """Train cfg for its train.steps; returns the mark (step, train_seconds) of its last checkpoint."""
+    """Train cfg for its train.steps; returns the mark (step, train_seconds, select_seconds: checkpoint
+    selection's scoring, all of it inside train_seconds) of its last checkpoint."""
     from gan_sru.train import Trainer
 
     t0 = time.perf_counter()
-    Trainer(cfg, progress=progress).train()
-    return {"step": cfg["train"]["steps"], "train_seconds": round(time.perf_counter() - t0, 2)}
-
-
-def selection_seconds(run_path):
-    """The seconds checkpoint selection spent scoring in the run (its selection.json), 0 without selection."""
-    from gan_sru.train.selection import FILE
-
-    path = os.path.join(run_path, FILE)
-    if not os.path.isfile(path):
-        return 0.0
-    with open(path) as f:
-        return float(json.load(f)["seconds"])
+    trainer = Trainer(cfg, progress=progress)
+    trainer.train()
+    return {"step": cfg["train"]["steps"], "train_seconds": round(time.perf_counter() - t0, 2),
+            "select_seconds": round(trainer.selection.seconds, 1)}
 
 
 def run_set(name, args, minutes):
@@ -151,8 +143,7 @@ def run_set(name, args, minutes):
     result = evaluate_run(run_path, step=None if selecting else mark["step"], num=args.num or holdout,
                           repeats=args.repeats, seed=args.seed, progress=not args.no_progress, protocol=args.protocol)
     length = cfg["data"]["seq_len"]
-    # the scoring inside the training time: up to the mark (its own save is not in the budget), else all of it
-    select_s = mark["select_seconds"] if "select_seconds" in mark else selection_seconds(run_path)
+    select_s = mark["select_seconds"]  # the scoring inside the training time (a time mark's own save is outside)
     steps_s = mark["step"] / (mark["train_seconds"] - select_s)  # the training's speed, the scoring left out
     gen, floor = result["generated"], result["holdout"]
     entry = {

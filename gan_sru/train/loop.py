@@ -143,8 +143,8 @@ class Trainer:
         bad = ckpt.first_non_finite()
         if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
             raise self.diverged(step - 1, f"{bad} is not finite after the update")
-        known = dict(self.selection.history)  # a step saved twice (a benchmark's time mark on a checkpoint's step)
-        if scored and method != "none" and step not in known:  # is scored once: same G, same seeds, same score
+        # a step saved twice (a benchmark's time mark on a regular checkpoint's step) is scored once
+        if scored and method != "none" and step not in self.selection:
             t0 = time.perf_counter()
             score = selection_score(self._selection_sample, self.train_set, self.cfg, step)
             self.selection.add(step, score, time.perf_counter() - t0)

@@ -44,6 +44,10 @@ class Selection:
     def best(self):
         return min(self.history, key=lambda sv: (sv[1], sv[0]))[0] if self.history else None
 
+    def __contains__(self, step):
+        """Whether `step` has its score (the same G and seeds give the same score: a step is scored once)."""
+        return any(s == step for s, _ in self.history)
+
     def add(self, step, score, seconds=0.0):
         self.history = [(s, v) for s, v in self.history if s != step] + [(int(step), float(score))]
         self.seconds += seconds

@@ -40,11 +40,20 @@ def test_table_shows_every_score_next_to_its_floor_and_says_which_targets_are_me
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_selection_seconds_are_read_from_the_run_and_zero_without_selection(tmp_path):
-    assert quality.selection_seconds(str(tmp_path)) == 0.0
-    (tmp_path / "selection.json").write_text('{"method": "discriminative", "best": 250, "history": [[250, 0.1]], '
-                                             '"seconds": 12.5}')
-    assert quality.selection_seconds(str(tmp_path)) == 12.5
+@pytest.mark.parametrize("select", ["none", "discriminative"])
+def test_a_fixed_step_run_records_the_scoring_selection_json_reports_and_zero_without_selection(tmp_path, select):
+    from gan_sru.config import load_config
+
+    cfg = load_config(os.path.join(REPO, "configs", "sines.yaml"), [
+        f"run_dir={tmp_path}", "name=r", "data.num_sequences=48", "data.seq_len=8", "train.batch_size=8",
+        "model.generator.hidden_size=8", "model.discriminator.hidden_size=8", "train.steps=2",
+        "train.checkpoint_every=2", "train.sample_every=1000", "train.select_num=16", f"train.select={select}"])
+    mark = quality.train_steps(cfg, progress=False)
+    if select == "none":
+        assert mark["select_seconds"] == 0.0
+    else:
+        with open(tmp_path / "r" / "selection.json") as f:
+            assert mark["select_seconds"] == json.load(f)["seconds"] > 0
 
 
 def test_table_mode_rewrites_the_table_and_picture_from_the_json_keeping_its_cpu(tmp_path, monkeypatch):
