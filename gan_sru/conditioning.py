@@ -42,6 +42,8 @@ def oscillator_grid(size, max_len, kind="linear"):
     2 max_len / (j + 1): at 256 steps and 14 oscillators none shorter than 37 steps). log: geometrically
     spaced from pi / max_len (a period of twice the window) to LOG_GRID_TOP, so that short periods (a daily
     cycle in a long hourly window) stay within reach at any length."""
+    if kind == "auto":
+        raise ValueError("oscillator grid 'auto' is resolved from the data first (gan_sru.sizes.apply_size_rules)")
     if kind not in ("linear", "log"):
         raise ValueError(f"unknown oscillator grid {kind!r}; expected 'linear' or 'log'")
     lowest = np.pi / max(max_len, 1)

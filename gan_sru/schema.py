@@ -87,11 +87,13 @@ SCHEMA = {
                                                "with oscillators: each sequence's frequencies are the bank's "
                                                "times exp(tanh(u)), u a learned linear map of G's per-sequence "
                                                "input (noise, attributes), so periods can vary between sequences"),
-    "model.generator.oscillator_grid": Field("str", "linear", ("linear", "log"),
+    "model.generator.oscillator_grid": Field("str", "auto", ("auto", "linear", "log"),
                                              "with oscillators: the bank's frequencies, linear pi (j + 1) / "
                                              "(longest length), or log-spaced from a period of twice the longest "
                                              "length to one of 3.3 steps (short periods within reach in long "
-                                             "windows)"),
+                                             "windows); auto: linear while its shortest period, 2 x longest "
+                                             "length / static_noise_dim, is at most 4 steps, else log "
+                                             "(resolved with the size rules)"),
     "model.generator.initial_state": Field("bool", False, None,
                                            "the SRU layers' initial cell states are a learned linear map of the "
                                            "per-sequence noise (and attributes), starting at 0, instead of "

@@ -17,9 +17,17 @@ the config is kept as it is.
     generator.num_layers         2, and 3 from L >= 128: a deeper stack carries the slow parts of long windows
     discriminator.hidden_size    clip(3 C, 48, 192), rounded up to a multiple of 16
 
+With oscillators (generator.oscillators), generator.oscillator_grid "auto" follows the length too: the linear
+grid pi (j + 1) / L, j < S (S = static_noise_dim), while its shortest period 2 L / S is at most
+LINEAR_GRID_MAX_PERIOD (4) steps, else the log grid (periods from 2 L down to 3.3 steps): from the wide set's
+24 steps (3.4) on the linear grid, long64 (9.1: a 6-step season out of reach) gets the log grid, which took it
+from 0.42-0.46 to 0.10-0.22 at every checkpoint of a 10-minute run (paper protocol; benchmarks/quality.py).
+
 The measurements behind these numbers: benchmarks/quality.py and the README's "Sample quality" section.
 """
 import copy
+
+LINEAR_GRID_MAX_PERIOD = 4.0  # steps: the linear oscillator grid serves while its shortest period is this short
 
 SIZE_KEYS = ("model.generator.hidden_size", "model.generator.noise_dim", "model.generator.static_noise_dim",
              "model.generator.num_layers", "model.discriminator.hidden_size")
@@ -45,8 +53,16 @@ def rule_sizes(num_features, max_len):
     }
 
 
+def rule_oscillator_grid(static_noise_dim, max_len):
+    """The oscillator grid for "auto": "linear" while the linear grid's shortest period, 2 max_len /
+    static_noise_dim, is at most LINEAR_GRID_MAX_PERIOD steps, else "log" (short periods in long windows)."""
+    S = max(int(static_noise_dim), 1)
+    return "linear" if 2.0 * int(max_len) / S <= LINEAR_GRID_MAX_PERIOD else "log"
+
+
 def apply_size_rules(cfg, num_features, max_len):
-    """A copy of the resolved config `cfg` with every null size key set by ``rule_sizes``; others kept."""
+    """A copy of the resolved config `cfg` with every null size key set by ``rule_sizes`` and an "auto"
+    oscillator grid by ``rule_oscillator_grid``; others kept."""
     out = copy.deepcopy(cfg)
     for key, value in rule_sizes(num_features, max_len).items():
         *sections, name = key.split(".")
@@ -55,4 +71,7 @@ def apply_size_rules(cfg, num_features, max_len):
             node = node[s]
         if node[name] is None:
             node[name] = value
+    gcfg = out["model"]["generator"]
+    if gcfg.get("oscillator_grid") == "auto":
+        gcfg["oscillator_grid"] = rule_oscillator_grid(gcfg["static_noise_dim"], max_len)
     return out

@@ -37,7 +37,41 @@ def test_trainer_records_the_resolved_sizes(tmp_path):
     trainer = Trainer(cfg, progress=False)
     trainer.prepare()
     saved = load_config(trainer.run.config_path)
+    assert saved["model"]["generator"]["oscillator_grid"] == "linear"  # auto, resolved: 2 x 8 / 8 = 2 steps
     for key, value in rule_sizes(3, 8).items():
         section, net, name = key.split(".")
         assert saved[section][net][name] == value
         assert trainer.cfg[section][net][name] == value
+
+
+@pytest.mark.parametrize("S, L, grid", [
+    (14, 24, "linear"),  # the wide set: shortest linear period 3.4 steps
+    (14, 28, "linear"),  # 4.0: the edge
+    (14, 29, "log"),
+    (14, 64, "log"),     # long64: 9.1 steps, a 6-step season out of reach
+    (8, 24, "log"),
+    (32, 64, "linear"),
+    (0, 24, "log"),      # no bank: any answer is unused, but no division by zero
+])
+def test_auto_oscillator_grid_follows_the_length(S, L, grid):
+    from gan_sru.sizes import rule_oscillator_grid
+
+    assert rule_oscillator_grid(S, L) == grid
+
+
+def test_auto_oscillator_grid_is_resolved_and_an_explicit_one_kept():
+    cfg = load_config(None)
+    assert cfg["model"]["generator"]["oscillator_grid"] == "auto"
+    assert apply_size_rules(cfg, 28, 24)["model"]["generator"]["oscillator_grid"] == "linear"
+    assert apply_size_rules(cfg, 28, 64)["model"]["generator"]["oscillator_grid"] == "log"
+    kept = load_config(None, overrides=["model.generator.oscillator_grid=linear"])
+    assert apply_size_rules(kept, 28, 256)["model"]["generator"]["oscillator_grid"] == "linear"
+    small = load_config(None, overrides=["model.generator.static_noise_dim=32"])  # 2 x 64 / 32 = 4 steps
+    assert apply_size_rules(small, 28, 64)["model"]["generator"]["oscillator_grid"] == "linear"
+
+
+def test_an_unresolved_grid_is_refused_by_name():
+    from gan_sru.conditioning import oscillator_grid
+
+    with pytest.raises(ValueError, match="'auto' is resolved from the data first"):
+        oscillator_grid(14, 64, "auto")
