@@ -9,6 +9,7 @@ import pytest
 from gan_sru import GanSruError
 from gan_sru.config import load_config
 from gan_sru.data import training_data
+from gan_sru.sizes import apply_size_rules
 from gan_sru.train import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
@@ -140,7 +141,8 @@ def test_run_folder_holds_config_checkpoints_monitors_and_pictures(tmp_path):
     cfg = tiny_cfg(tmp_path, "train.steps=4", "train.checkpoint_every=2", "train.sample_every=2")
     path = run_trainer(cfg)
     saved = load_config(os.path.join(path, "config.yaml"))
-    assert saved == cfg
+    assert saved["model"]["generator"]["oscillator_grid"] == "linear"  # "auto" resolved: 2 x 8 / 8 = 2 steps
+    assert saved == apply_size_rules(cfg, 5, 8)  # the config, with what follows the data resolved
     assert sorted(os.listdir(os.path.join(path, "checkpoints"))) == ["step_00000002.npz", "step_00000004.npz"]
     ckpt = final_checkpoint(path)
     assert ckpt.meta["step"] == 4 and ckpt.meta["buckets"]["boundaries"] == [8]
