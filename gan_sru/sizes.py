@@ -20,8 +20,9 @@ the config is kept as it is.
 With oscillators (generator.oscillators), generator.oscillator_grid "auto" follows the length too: the linear
 grid pi (j + 1) / L, j < S (S = static_noise_dim), while its shortest period 2 L / S is at most
 LINEAR_GRID_MAX_PERIOD (4) steps, else the log grid (periods from 2 L down to 3.3 steps): from the wide set's
-24 steps (3.4) on the linear grid, long64 (9.1: a 6-step season out of reach) gets the log grid, which took it
-from 0.42-0.46 to 0.10-0.22 at every checkpoint of a 10-minute run (paper protocol; benchmarks/quality.py).
+24 steps (3.4) on the linear grid, long64 (9.1: a 6-step season out of reach) gets the log grid. At 10
+CPU-minutes (paper protocol; benchmarks/quality.py) long64's checkpoints scored 0.10-0.22 with it (seed 1:
+0.16-0.43) against 0.42-0.46 with the linear grid, and the held-out score went 0.260 -> 0.068 (seed 1: 0.145).
 
 The measurements behind these numbers: benchmarks/quality.py and the README's "Sample quality" section.
 """
