@@ -309,7 +309,7 @@ class Trainer:
         data = {}
         for name in ("d_loss", "g_loss"):
             path = os.path.join(self.run.monitors, f"{name}.series.txt")
-            if os.path.exists(path):
+            if os.path.exists(path) and os.path.getsize(path):  # empty before the first log_every step
                 arr = np.loadtxt(path, ndmin=2)
                 if arr.size:
                     data[name] = (arr[:, 0], arr[:, 1])

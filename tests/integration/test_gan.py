@@ -152,6 +152,17 @@ def test_run_folder_holds_config_checkpoints_monitors_and_pictures(tmp_path):
     assert os.path.exists(os.path.join(path, "losses.png"))
 
 
+def test_a_run_shorter_than_log_every_warns_of_nothing_and_draws_no_loss_curves(tmp_path):
+    import warnings
+
+    cfg = tiny_cfg(tmp_path, "train.steps=2", "train.checkpoint_every=2", "train.log_every=25")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the empty loss monitors used to reach np.loadtxt: "input contained no data"
+        path = run_trainer(cfg)
+    assert os.path.getsize(os.path.join(path, "monitors", "d_loss.series.txt")) == 0
+    assert not os.path.exists(os.path.join(path, "losses.png"))
+
+
 def test_existing_run_needs_resume(tmp_path):
     from gan_sru import RunFolderError
 
