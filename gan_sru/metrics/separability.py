@@ -17,7 +17,7 @@ from gan_sru import DataError
 
 from .common import _pair
 
-GROUPS = ("level", "spread", "extremes", "step changes", "lag-1 autocorrelation", "autocorrelation, lags 2-12",
+GROUPS = ("level", "spread", "extremes", "shape", "step changes", "lag-1 autocorrelation", "autocorrelation, lags 2-12",
           "feature correlations", "spectrum", "minor directions")
 MINOR_SHARE = 0.95  # the leading directions hold this share of the real set's variance; the rest are minor
 MAX_LAG = 12
@@ -77,10 +77,11 @@ def minor_directions(x, lengths, share=MINOR_SHARE):
 
 def sequence_statistics(x, lengths, minor=None):
     """Per-sequence statistics of a padded set x (N, L, C) with lengths (N,): {group: (N, d) float64} for each
-    group of ``GROUPS`` that the data has (lags and the spectrum need 3+ steps, correlations 2+ features, the
+    group of ``GROUPS`` that the data has (the shape, lags and the spectrum need 3+ steps, correlations 2+ features, the
     minor directions `minor`, a (mean, directions) of `minor_directions`).
 
-    level: each feature's mean; spread: its std; extremes: its min and max; step changes: the std of
+    level: each feature's mean; spread: its std; extremes: its min and max; shape: its skewness and excess
+    kurtosis (the values' distribution within the sequence; 0 where the sequence is flat); step changes: the std of
     x_t - x_(t-1); lag-1 autocorrelation; autocorrelation, lags 2-12 (up to L - 2); feature correlations: the
     correlation of each pair of features; spectrum: log magnitude spectrum in ``SPECTRUM_BANDS`` bands;
     minor directions: the std and the lag-1 autocorrelation of each minor coordinate, (x - mean) @ directions.
@@ -90,10 +91,13 @@ def sequence_statistics(x, lengths, minor=None):
     valid = (np.arange(L)[None, :] < lengths[:, None])[:, :, None]
     n = lengths[:, None].astype(np.float64)
     mean, centred, std = _moments(x, valid, n)
+    z = centred / (std[:, None, :] + _EPS)  # standardised, 0 at padded steps
     out = {"level": mean, "spread": std,
            "extremes": np.concatenate([np.where(valid, x, np.inf).min(axis=1),
                                        np.where(valid, x, -np.inf).max(axis=1)], axis=1)}
     if L >= 3:
+        out["shape"] = np.concatenate([(z ** 3).sum(axis=1) / n, (z ** 4).sum(axis=1) / n - 3.0 * (std > _EPS)],
+                                      axis=1)
         pair = valid[:, 1:] & valid[:, :-1]
         d = (x[:, 1:] - x[:, :-1]) * pair
         npair = np.maximum(pair.sum(axis=1), 1)
@@ -105,7 +109,6 @@ def sequence_statistics(x, lengths, minor=None):
             out["autocorrelation, lags 2-12"] = np.concatenate(_autocorrelations(centred, lengths, var, lags), axis=1)
         out["spectrum"] = _band_spectrum(centred, lengths, SPECTRUM_BANDS)
     if C >= 2:
-        z = centred / (std[:, None, :] + _EPS)
         corr = np.einsum("nlc,nld->ncd", z, z) / n[:, :, None]
         i, j = np.triu_indices(C, 1)
         out["feature correlations"] = corr[:, i, j]

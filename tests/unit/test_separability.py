@@ -34,6 +34,8 @@ def test_statistics_equal_numpy_for_each_sequence_also_when_padded():
         np.testing.assert_allclose(stats["level"][i], s.mean(axis=0), atol=1e-10)
         np.testing.assert_allclose(stats["spread"][i], s.std(axis=0), atol=1e-10)
         np.testing.assert_allclose(stats["extremes"][i], np.r_[s.min(axis=0), s.max(axis=0)], atol=1e-10)
+        z = c / s.std(axis=0)
+        np.testing.assert_allclose(stats["shape"][i], np.r_[(z ** 3).mean(axis=0), (z ** 4).mean(axis=0) - 3], rtol=1e-6)
         np.testing.assert_allclose(stats["step changes"][i], np.diff(s, axis=0).std(axis=0), atol=1e-10)
         n = len(s)
         acf = [(c[k:] * c[:-k]).sum(axis=0) / (n - k) / c.var(axis=0) for k in range(1, 13) if k < n]
@@ -90,10 +92,30 @@ def test_spectrum_bands_average_the_log_dft_magnitudes_of_a_full_length_sequence
 
 def test_groups_that_the_data_cannot_have_are_left_out():
     x = np.random.default_rng(2).random((5, 2, 1))
-    assert list(sequence_statistics(x, np.full(5, 2))) == ["level", "spread", "extremes"]
+    assert list(sequence_statistics(x, np.full(5, 2))) == ["level", "spread", "extremes"]  # no shape from 2 steps
     x = np.random.default_rng(2).random((5, 3, 1))
     assert "feature correlations" not in sequence_statistics(x, np.full(5, 3))
     assert "autocorrelation, lags 2-12" not in sequence_statistics(x, np.full(5, 3))  # lag 2 needs 4 steps
+
+
+def test_a_flatter_distribution_within_each_sequence_shows_in_the_shape():
+    """Same level, spread, lags and correlations; the other set's values are squashed towards a flat
+    distribution within each sequence (x -> sign(x) |x|^0.6, rescaled): only the shape group should stand out."""
+    mix = np.eye(4) + 0.5
+    real = ar_sets(600, 64, mix, 0, phi=0.3)
+    other = ar_sets(600, 64, mix, 1, phi=0.3)
+    squashed = np.sign(other) * np.abs(other) ** 0.6
+    squashed *= other.std() / squashed.std()
+    scores = separability(real, squashed)
+    assert scores["shape"] > 0.3 and max(scores, key=scores.get) == "shape", scores
+    assert separability(real, other)["shape"] < 0.1
+
+
+def test_a_flat_sequence_has_zero_shape():
+    x = np.zeros((2, 6, 2))
+    x[1] = np.random.default_rng(3).standard_normal((6, 2))
+    shape = sequence_statistics(x, np.full(2, 6))["shape"]
+    assert np.all(shape[0] == 0) and np.all(np.isfinite(shape))
 
 
 def test_same_distribution_scores_low_everywhere():
