@@ -168,11 +168,12 @@ SCHEMA = {
                                         "train/losses.py); 0: off"),
     "train.sequence_whitened_loss": Field("float", 0.0, ">= 0",
                                           "weight of G's term on each sequence's per-feature mean, std, lag-1 "
-                                          "autocorrelation, spectrum in bands, C x C correlations and its "
-                                          "mean, std and lag-1 autocorrelation along the data's minor "
-                                          "directions, compared in the principal axes of the real sequences' "
-                                          "(gan_sru/ops/whitened.py): the combinations along which real "
-                                          "sequences barely vary count as much as the rest; 0: off"),
+                                          "autocorrelation, spectrum in bands, skewness, kurtosis, C x C "
+                                          "correlations and its mean, std and lag-1 autocorrelation along "
+                                          "the data's minor directions, compared in the principal axes of the "
+                                          "real sequences' statistics (gan_sru/ops/whitened.py): the "
+                                          "combinations along which real sequences barely vary count as much "
+                                          "as the rest; 0: off"),
     "train.sequence_moment_tails": Field("bool", False, None,
                                          "with sequence_moment_loss: also each sequence's per-feature skewness "
                                          "and kurtosis (its extremes)"),

@@ -195,13 +195,14 @@ def sequence_moment_loss(fake, real, mask, tails=False, impl="auto"):
 
 
 def whitened_sequence_loss(fake, mask, ref, impl="auto"):
-    """G's term on each sequence's own statistics in the data's principal axes (gan_sru/ops/whitened.py: why,
-    and how `ref`, a `WhitenedReference` of real sequences, is made): with w (B, d) a sequence's per-feature
-    mean, std, feature correlations, lag-1 autocorrelation and log magnitude spectrum in bands (and the std and
-    lag-1 autocorrelation of its coordinates along the data's minor directions, `ref.minor`), standardised
-    and rotated onto the real statistics' principal axes (each divided by its spread), |mean(w) - ref.mean|^2 / d
-    (the unbiased U-statistic over pairs of distinct sequences) + the mean over axes of |spread(w) - ref.spread|.
-    fake (L, B, C), 0 at padded steps; mask (L, B); B >= 2. impl as `sequence_moment_loss`'s."""
+    """G's term on each sequence's own statistics in the data's principal axes (gan_sru/ops/whitened.py: why, and how
+    `ref`, a `WhitenedReference` of real sequences, is made): with w (B, d) a sequence's per-feature mean, std,
+    feature correlations, lag-1 autocorrelation, log magnitude spectrum in bands, skewness and kurtosis (and the
+    mean, std and lag-1 autocorrelation of its coordinates along the data's minor directions, `ref.minor`),
+    standardised and rotated onto the real statistics' principal axes (each divided by its spread), |mean(w) -
+    ref.mean|^2 / d (the unbiased U-statistic over pairs of distinct sequences) + the mean over axes of
+    |spread(w) - ref.spread|. fake (L, B, C), 0 at padded steps; mask (L, B); B >= 2. impl as
+    `sequence_moment_loss`'s."""
     if _fused(impl):
         from gan_sru.ops.whitened import whitened_moments
 
@@ -209,10 +210,10 @@ def whitened_sequence_loss(fake, mask, ref, impl="auto"):
     from gan_sru.ops.whitened import band_matrix
 
     L, B, C = fake.shape
-    stats = _sequence_stats(fake, mask)  # [mean, std, correlations, lag-1 autocorrelation, spectrum] as the fused
-    if L >= 2:  # the spectrum averaged in bands
+    stats = _sequence_stats(fake, mask, L >= 2)  # [mean, std, correlations, lag-1 autocorrelation, spectrum,
+    if L >= 2:  # skewness, kurtosis] as the fused form; the spectrum averaged in bands
         A = nn.Variable.from_numpy_array(band_matrix(L).astype(np.float32))
-        stats[-1] = F.reshape(F.affine(F.reshape(stats[-1], (B * C, L // 2)), A), (B, -1))
+        stats[-3] = F.reshape(F.affine(F.reshape(stats[-3], (B * C, L // 2)), A), (B, -1))
         if ref.minor.shape[1]:  # the mean, std and lag-1 autocorrelation of the minor coordinates
             D = nn.Variable.from_numpy_array(ref.minor.astype(np.float32))
             y = F.reshape(F.affine(F.reshape(fake, (L * B, C)), D), (L, B, -1))

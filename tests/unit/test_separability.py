@@ -35,7 +35,8 @@ def test_statistics_equal_numpy_for_each_sequence_also_when_padded():
         np.testing.assert_allclose(stats["spread"][i], s.std(axis=0), atol=1e-10)
         np.testing.assert_allclose(stats["extremes"][i], np.r_[s.min(axis=0), s.max(axis=0)], atol=1e-10)
         z = c / s.std(axis=0)
-        np.testing.assert_allclose(stats["shape"][i], np.r_[(z ** 3).mean(axis=0), (z ** 4).mean(axis=0) - 3], rtol=1e-6)
+        np.testing.assert_allclose(stats["shape"][i], np.r_[(z ** 3).mean(axis=0), (z ** 4).mean(axis=0) - 3],
+                                   rtol=1e-6)
         np.testing.assert_allclose(stats["step changes"][i], np.diff(s, axis=0).std(axis=0), atol=1e-10)
         n = len(s)
         acf = [(c[k:] * c[:-k]).sum(axis=0) / (n - k) / c.var(axis=0) for k in range(1, 13) if k < n]

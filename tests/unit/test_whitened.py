@@ -28,8 +28,9 @@ def _mean_std_acf(v, m):
 def _numpy_statistics(x, mask, minor=None):
     """Per sequence (x (L, B, C), mask (L, B)), over its valid steps: each feature's mean and std (var + 1e-6),
     the correlation of each pair of features, each feature's lag-1 autocorrelation and its log(|DFT| / n + 1e-3)
-    at pi f / (L // 2), f = 1..L // 2, averaged in bands; with minor = (mean, directions), the mean, std and
-    lag-1 autocorrelation of (x - mean) @ directions; (B, d) in that order."""
+    at pi f / (L // 2), f = 1..L // 2, averaged in bands, its third and fourth standardised moments; with
+    minor = (mean, directions), the mean, std and lag-1 autocorrelation of (x - mean) @ directions; (B, d) in
+    that order."""
     L, B, C = x.shape
     freqs = np.pi * np.arange(1, L // 2 + 1) / (L // 2)
     rows = []
@@ -47,6 +48,8 @@ def _numpy_statistics(x, mask, minor=None):
             spec = np.log(np.sqrt(np.abs(np.exp(-1j * np.outer(freqs, np.arange(L))) @ cf) ** 2 + 1e-8) / len(v)
                           + 1e-3)  # (L // 2, C)
             row.append(np.array([spec[a:b].mean(0) for a, b in _bands(L // 2)]).T.ravel())
+            z = c / np.sqrt(var)
+            row += [(z ** 3).mean(0), (z ** 4).mean(0)]  # skewness, kurtosis (not in excess)
             if minor is not None and minor[1].shape[1]:
                 row += list(_mean_std_acf((v - minor[0]) @ minor[1], m))
         rows.append(np.concatenate(row))
@@ -139,14 +142,15 @@ def test_the_fused_term_equals_the_plain_ops_one_on_a_wide_padded_batch_and_accu
 
 def test_in_the_reference_axes_real_statistics_are_white():
     """The statistics of new real sequences, in the reference's coordinates: mean ~0, covariance ~identity, and
-    the reference's own mean and spreads say so (two features, 12 steps: 7 statistics, 2 x 5 spectrum bands and
-    one minor direction's mean, std and lag-1 autocorrelation; 4000 sequences). One axis is dead: the minor
+    the reference's own mean and spreads say so (two features, 12 steps: 7 statistics, 2 x 5 spectrum bands,
+    2 x 2 third and fourth moments and one minor direction's mean, std and lag-1 autocorrelation; 4000
+    sequences). One axis is dead: the minor
     coordinate's mean is a fixed combination of the two features' means, so real statistics never move along
     it, and its spread is 0."""
     rng = np.random.default_rng(5)
     x, m = _real(rng, 4000, 12, 2, ragged=False)
     ref = reference(x, m, floor=1e-6)
-    assert ref.dim == 20 and ref.axes.shape == (20, 20) and ref.minor.shape == (2, 1)
+    assert ref.dim == 24 and ref.axes.shape == (24, 24) and ref.minor.shape == (2, 1)
     new, _ = _real(rng, 4000, 12, 2, ragged=False)
     w = ((_numpy_statistics(new.transpose(1, 0, 2), np.ones((12, 4000)), (ref.minor_mean, ref.minor)) - ref.mu)
          / ref.scale) @ ref.axes
@@ -203,13 +207,35 @@ def test_the_term_sees_statistics_that_break_the_datas_ties_where_the_per_entry_
     assert s_fake < 2 * s_real + 0.02
 
 
+def test_the_term_sees_a_flatter_distribution_within_each_sequence():
+    """Real: white Gaussian noise. Flat: white uniform noise of the same mean and variance (excess kurtosis -1.2
+    against 0; a sine's is -1.5): the same levels, spreads, lags, correlations and spectra in expectation, the
+    values' distribution within a sequence flatter. The term scores a flat batch far above a real one."""
+    rng = np.random.default_rng(10)
+    L, B, C = 48, 128, 3
+
+    def draw(flat):
+        e = rng.uniform(-np.sqrt(3), np.sqrt(3), (B, L, C)) if flat else rng.standard_normal((B, L, C))
+        return 0.5 + 0.1 * e
+
+    ref = reference(np.concatenate([draw(False) for _ in range(16)]), np.ones((16 * B, L, 1)))
+    mask = nn.Variable.from_numpy_array(np.ones((L, B), np.float32))
+
+    def term(x):
+        out = whitened_sequence_loss(nn.Variable.from_numpy_array(x.transpose(1, 0, 2).astype(np.float32)), mask, ref)
+        out.forward()
+        return float(out.d)
+
+    assert term(draw(True)) > 3 * term(draw(False)) + 0.05  # 0.31 against 0.05; without the moments 0.07
+
+
 def test_the_term_refuses_too_few_sequences_and_a_reference_of_other_statistics():
     x, m = _real(np.random.default_rng(8), 3, 6, 2)
     with pytest.raises(ValueError, match="needs at least 4 real sequences of a length; got 3"):
         reference(x, m)
     ref = reference(*_real(np.random.default_rng(8), 40, 6, 2))
     f = nn.Variable((6, 4, 3))
-    with pytest.raises(ValueError, match="a reference of 16 statistics does not fit sequences of 6 steps and 3 "
+    with pytest.raises(ValueError, match="a reference of 20 statistics does not fit sequences of 6 steps and 3 "
                                          "features"):
         whitened_sequence_loss(f, nn.Variable((6, 4)), ref)
     with pytest.raises(ValueError, match=r"WhitenedMoments expects fake \(L, B, C\) and mask \(L, B\); got "
