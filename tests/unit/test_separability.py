@@ -100,7 +100,7 @@ def test_groups_that_the_data_cannot_have_are_left_out():
 
 
 def test_a_flatter_distribution_within_each_sequence_shows_in_the_shape():
-    """Same level, spread, lags and correlations; the other set's values are squashed towards a flat
+    """About the same level, spread, lags and correlations; the other set's values are squashed towards a flat
     distribution within each sequence (x -> sign(x) |x|^0.6, rescaled): only the shape group should stand out."""
     mix = np.eye(4) + 0.5
     real = ar_sets(600, 64, mix, 0, phi=0.3)
