@@ -144,9 +144,8 @@ def test_in_the_reference_axes_real_statistics_are_white():
     """The statistics of new real sequences, in the reference's coordinates: mean ~0, covariance ~identity, and
     the reference's own mean and spreads say so (two features, 12 steps: 7 statistics, 2 x 5 spectrum bands,
     2 x 2 third and fourth moments and one minor direction's mean, std and lag-1 autocorrelation; 4000
-    sequences). One axis is dead: the minor
-    coordinate's mean is a fixed combination of the two features' means, so real statistics never move along
-    it, and its spread is 0."""
+    sequences). One axis is dead: the minor coordinate's mean is a fixed combination of the two features'
+    means, so real statistics never move along it, and its spread is 0."""
     rng = np.random.default_rng(5)
     x, m = _real(rng, 4000, 12, 2, ragged=False)
     ref = reference(x, m, floor=1e-6)
