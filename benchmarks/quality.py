@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/quality.py --sets wide --steps 3000 --label ' (3000 steps)'   # a fixed step count
     .venv/bin/python benchmarks/quality.py --quick      # smoke test: 1 minute each, fast protocol, 200 sequences
     .venv/bin/python benchmarks/quality.py --table      # quality.md and .png again from quality.json
+    .venv/bin/python benchmarks/quality.py --rescore 'long64 (fourth session, log grid)' --repeats 10
 
 For each set, configs/<set>.yaml is trained in this process by the project's Trainer on the CPU context for
 its budget of wall-clock training time (--minutes: one number for every set, or SET=M pairs; by default
@@ -19,6 +20,13 @@ The table: discriminative, predictive (TSTR MAE), Context-FID, correlational sco
 (held-out real vs real), and the training speed (steps/s, ms per step, ms per step per time step: a
 constant last column means step time grows linearly with length; over the training's own seconds, those
 checkpoint selection spent scoring left out and recorded as select_seconds).
+
+--rescore ROW[;ROW...] trains nothing: it scores the checkpoint that a row of quality.json evaluated again, from
+its run folder, with --repeats repeats (default 10), the row's protocol and N and --seed (default 0, as the rows), into
+RUN/evaluation_<repeats>_repeats/, and adds the row "ROW [<repeats> repeats]" (the training's figures copied).
+The repeats are seeded: the first 3 of 10 are the row's own 3, so the new row extends the old one. A
+classifier repeat either finds a giveaway or not (0.0-0.1 or 0.2-0.45 on the long sets), so a mean of 3
+moves by about 0.1 between seeds of the same config; 10 repeats narrow that to what ranking configs needs.
 
 Writes benchmarks/results/quality.json (one entry per set, merged with the sets already there so a
 partial run adds to the table), quality.md (the table and the targets) and quality.png (per set: each score
@@ -248,6 +256,30 @@ def write_plot(doc, path):
     return atomic_write(path, lambda f: fig.savefig(f, format="png"))
 
 
+def rescore(key, entry, args):
+    """The entry of `key` scored again from its run folder with args.repeats repeats; returns the new row."""
+    from gan_sru.commands.evaluate import evaluate_run
+
+    run_path = os.path.dirname(entry["evaluation"])
+    if not os.path.isdir(run_path):
+        raise SystemExit(f"--rescore {key!r}: its run folder {run_path} is not on this machine")
+    result = evaluate_run(run_path, step=entry["evaluated_step"], num=entry["num_holdout"], repeats=args.repeats,
+                          seed=args.seed, progress=not args.no_progress, protocol=entry["protocol"],
+                          out=os.path.join(run_path, f"evaluation_{args.repeats}_repeats"))
+    gen, floor = result["generated"], result["holdout"]
+    row = dict(entry, repeats=result["repeats"], rescored_from=key, evaluation=result["out"],
+               evaluate_seconds=result["seconds"], discriminative_std=gen["discriminative"]["std"],
+               discriminative_scores=gen["discriminative"].get("scores"),
+               generated={k: _value(k, gen) for k in SCORES}, floor={k: _value(k, floor) for k in SCORES})
+    pred = gen.get("predictive") or {}
+    if "mae_timegan_scale" in pred:
+        row["generated"]["predictive_timegan_scale"] = pred["mae_timegan_scale"]
+        row["floor"]["predictive_timegan_scale"] = (floor or {}).get("predictive", {}).get("mae_timegan_scale")
+    row["met"] = {k: (row["generated"].get(k) is not None and row["generated"][k] <= t)
+                  for k, t in row["targets"].items()}
+    return row
+
+
 def _read_sets(json_path):
     """The entries already in the results file ({} when there is none). Read again before every write, so that
     two runs at once (e.g. --sets long256 and a --label comparison) keep each other's rows."""
@@ -267,7 +299,8 @@ def main():
                         help="train this many steps instead of a time budget (overrides --minutes)")
     parser.add_argument("--protocol", default=None, choices=("fast", "paper"), help="default: paper")
     parser.add_argument("--num", type=int, default=None, help="sequences compared (default: every held-out one)")
-    parser.add_argument("--repeats", type=int, default=None, help="discriminative-score repeats (default: 3)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="discriminative-score repeats (default: 3; with --rescore 10)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="config override applied to every set (repeatable)")
@@ -278,6 +311,9 @@ def main():
     parser.add_argument("--quick", action="store_true", help="smoke test: 1 minute, fast protocol, 200 sequences")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--table", action="store_true", help="rewrite the .md and .png from the .json; train nothing")
+    parser.add_argument("--rescore", default=None, metavar="ROW[;ROW...]",
+                        help="score rows of quality.json again from their run folders with --repeats repeats; "
+                             "train nothing")
     args = parser.parse_args()
     if args.steps is not None and args.steps < 1:
         raise SystemExit(f"--steps {args.steps}: expected a positive number of training steps")
@@ -288,7 +324,8 @@ def main():
     from gan_sru.files import atomic_write_text
 
     quick = QUICK if args.quick else {}
-    for key, default in (("minutes", None), ("protocol", "paper"), ("num", None), ("repeats", 3)):
+    for key, default in (("minutes", None), ("protocol", "paper"), ("num", None),
+                         ("repeats", 10 if args.rescore else 3)):
         if getattr(args, key) is None:  # an explicit option wins over --quick's settings
             setattr(args, key, quick.get(key, default))
     stem = quick.get("stem", "quality")
@@ -306,7 +343,18 @@ def main():
         if not os.path.exists(os.path.join(REPO, "configs", f"{name}.yaml")):
             raise SystemExit(f"--sets: no configs/{name}.yaml")
     budgets = parse_budgets(args.minutes, names)
-    for name in names if not args.table else ():
+    for key in [k.strip() for k in args.rescore.split(";") if k.strip()] if args.rescore else ():
+        if key not in doc["sets"]:
+            raise SystemExit(f"--rescore {key!r}: no such row in {json_path}; rows: {sorted(doc['sets'])}")
+        print(f"== {key}: {args.repeats} repeats", flush=True)
+        row = rescore(key, doc["sets"][key], args)
+        new_key = f"{key} [{args.repeats} repeats]"
+        doc["sets"] = _read_sets(json_path)
+        doc["sets"][new_key] = dict(row, set=new_key)
+        atomic_write_text(json_path, json.dumps(doc, indent=2) + "\n")
+        print(json.dumps({"set": new_key, "generated": row["generated"], "floor": row["floor"],
+                          "discriminative_scores": row["discriminative_scores"]}), flush=True)
+    for name in names if not (args.table or args.rescore) else ():
         print(f"== {name}", flush=True)
         key = name + args.label
         entry = run_set(name, args, budgets[name])

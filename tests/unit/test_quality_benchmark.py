@@ -138,3 +138,42 @@ def test_moment_terms_benchmark_times_both_ways_and_writes_its_rows(tmp_path):
         assert (r["config"], r["length"], r["batch"], r["features"]) == ("sines", 24, 128, 5)
         assert r["ref_ms"] > 0 and r["fused_ms"] > 0 and r["ratio"] > 0
     assert "training step" in done.stdout and "CPU:" in done.stdout
+
+
+def test_rescore_extends_a_rows_repeats_from_its_run_folder_and_keeps_the_row(tmp_path, monkeypatch):
+    """--rescore scores the row's checkpoint again with more seeded repeats: the first ones are the row's own,
+    the new row keeps the training's figures, the old row stays; an unknown row is named with the rows."""
+    from gan_sru.commands import evaluate
+    from gan_sru.config import load_config
+
+    cfg = load_config(os.path.join(REPO, "configs", "sines.yaml"), [
+        f"run_dir={tmp_path}", "name=r", "data.num_sequences=64", "data.seq_len=8", "train.batch_size=8",
+        "model.generator.hidden_size=8", "model.discriminator.hidden_size=8", "train.steps=2",
+        "train.checkpoint_every=2", "train.sample_every=1000", "train.select=none"])
+    quality.train_steps(cfg, progress=False)
+    run = tmp_path / "r"
+    # the real scores with few training iterations (the protocol's take minutes)
+    iterations = {"discriminative": 20, "predictive": 20, "context_fid": 5}
+    original = evaluate.evaluate_run
+    monkeypatch.setattr(evaluate, "evaluate_run", lambda *a, **kw: original(*a, **dict(kw, iterations=iterations)))
+    first = evaluate.evaluate_run(str(run), step=2, num=12, repeats=3, seed=0, progress=False, protocol="fast")
+    row = dict(_entry("sines", 8, first["generated"]["discriminative"]["mean"], 0.0), protocol="fast",
+               num_holdout=12, evaluated_step=2, evaluation=first["out"], steps=2)
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "quality.json").write_text(json.dumps({"cpu": "Test CPU", "sets": {"sines": row}}))
+    monkeypatch.setattr(sys, "argv", ["quality.py", "--rescore", "sines", "--repeats", "5", "--out", str(out),
+                                      "--no-progress"])
+    quality.main()
+    sets = json.loads((out / "quality.json").read_text())["sets"]
+    assert sets["sines"] == row
+    new = sets["sines [5 repeats]"]
+    assert new["repeats"] == 5 and new["rescored_from"] == "sines" and new["steps"] == 2
+    assert new["discriminative_scores"][:3] == first["generated"]["discriminative"]["scores"]
+    assert new["evaluation"] == str(run / "evaluation_5_repeats")
+    assert (run / "evaluation_5_repeats" / "metrics.json").exists() and (run / "evaluation" / "metrics.json").exists()
+    assert "sines [5 repeats]" in (out / "quality.md").read_text()
+    monkeypatch.setattr(sys, "argv", ["quality.py", "--rescore", "wide", "--out", str(out)])
+    with pytest.raises(SystemExit, match=r"--rescore 'wide': no such row in .*quality.json; rows: \['sines'"):
+        quality.main()
+
