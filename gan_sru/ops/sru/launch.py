@@ -70,7 +70,7 @@ def _check(shape, activation, ptrs, required):
 
 
 def forward_launches(u, x, bias, c0, wc, mask, h, c, *, shape, activation="tanh", scale_x=1.0, dtype="float32"):
-    """The launch plan of the forward (see `forward_ptrs`)."""
+    """The launch plan of the forward (see `cuda.forward_ptrs`)."""
     suffix = _suffix(dtype)
     (L, B, R, K, D), act, p = _check(
         shape, activation, {"u": u, "x": x, "bias": bias, "c0": c0, "wc": wc, "mask": mask, "h": h, "c": c},
@@ -86,7 +86,7 @@ def forward_launches(u, x, bias, c0, wc, mask, h, c, *, shape, activation="tanh"
 def backward_launches(u, x, bias, c0, wc, mask, c, dh, dc, du, dx, dbias, dwc, dc0, *, shape,
                       activation="tanh", scale_x=1.0, accum_du=False, accum_dx=False, accum_dbias=False,
                       accum_dwc=False, accum_dc0=False, temp=None, dtype="float32"):
-    """The launch plan of the backward (see `backward_ptrs`).
+    """The launch plan of the backward (see `cuda.backward_ptrs`).
 
     `temp(n, dtype)` must return the address of a scratch buffer of n elements of `dtype` ("float32" or
     "float16") that stays alive until the plan has run; it is called for the per-direction dx (K == 3,
