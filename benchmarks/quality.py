@@ -79,6 +79,19 @@ def _value(name, scores):
     return float(v)
 
 
+def _scores(result, targets):
+    """(generated, floor, met) of an evaluate_run result: {score: value} each, TimeGAN's predictive scale
+    too where the data has it, and which of `targets` the generated scores meet."""
+    gen, floor = result["generated"], result["holdout"]
+    generated, floors = {k: _value(k, gen) for k in SCORES}, {k: _value(k, floor) for k in SCORES}
+    pred = gen.get("predictive") or {}
+    if "mae_timegan_scale" in pred:
+        generated["predictive_timegan_scale"] = pred["mae_timegan_scale"]
+        floors["predictive_timegan_scale"] = (floor or {}).get("predictive", {}).get("mae_timegan_scale")
+    met = {k: (generated.get(k) is not None and generated[k] <= t) for k, t in targets.items()}
+    return generated, floors, met
+
+
 def parse_budgets(text, sets):
     """--minutes: None (BUDGETS), one number for every set, or SET=MINUTES pairs (the other sets keep BUDGETS).
     Returns {set: minutes} for `sets`; SystemExit naming the bad part otherwise."""
@@ -153,7 +166,7 @@ def run_set(name, args, minutes):
     length = cfg["data"]["seq_len"]
     select_s = mark["select_seconds"]  # the scoring inside the training time (a time mark's own save is outside)
     steps_s = mark["step"] / (mark["train_seconds"] - select_s)  # the training's speed, the scoring left out
-    gen, floor = result["generated"], result["holdout"]
+    generated, floors, met = _scores(result, TARGETS.get(name, {}))
     entry = {
         "set": name, "dataset": name, "config": f"configs/{name}.yaml", "overrides": args.overrides, "length": length,
         "features": result.get("num_features") or cfg["data"]["num_features"],
@@ -163,17 +176,12 @@ def run_set(name, args, minutes):
         "ms_per_step": round(1000 / steps_s, 2), "ms_per_step_per_time_step": round(1000 / steps_s / length, 3),
         "protocol": result["protocol"]["name"], "num_generated": result["num_generated"],
         "num_real": result["num_real"], "num_holdout": result["num_holdout"], "repeats": result["repeats"],
-        "generated": {k: _value(k, gen) for k in SCORES}, "floor": {k: _value(k, floor) for k in SCORES},
-        "discriminative_std": gen["discriminative"]["std"], "targets": TARGETS.get(name, {}),
+        "generated": generated, "floor": floors, "met": met,
+        "discriminative_std": result["generated"]["discriminative"]["std"],
+        "discriminative_scores": result["generated"]["discriminative"].get("scores"), "targets": TARGETS.get(name, {}),
         "evaluation": result["out"], "evaluate_seconds": result["seconds"],
         "wall_seconds": round(time.perf_counter() - t0, 1),
     }
-    pred = gen.get("predictive") or {}
-    if "mae_timegan_scale" in pred:
-        entry["generated"]["predictive_timegan_scale"] = pred["mae_timegan_scale"]
-        entry["floor"]["predictive_timegan_scale"] = (floor or {}).get("predictive", {}).get("mae_timegan_scale")
-    entry["met"] = {k: (entry["generated"].get(k) is not None and entry["generated"][k] <= t)
-                    for k, t in entry["targets"].items()}
     if args.overrides:  # a comparison row: the targets are for the defaults
         entry["targets"], entry["met"] = {}, {}
     return entry
@@ -266,18 +274,11 @@ def rescore(key, entry, args):
     result = evaluate_run(run_path, step=entry["evaluated_step"], num=entry["num_holdout"], repeats=args.repeats,
                           seed=args.seed, progress=not args.no_progress, protocol=entry["protocol"],
                           out=os.path.join(run_path, f"evaluation_{args.repeats}_repeats"))
-    gen, floor = result["generated"], result["holdout"]
-    row = dict(entry, repeats=result["repeats"], rescored_from=key, evaluation=result["out"],
-               evaluate_seconds=result["seconds"], discriminative_std=gen["discriminative"]["std"],
-               discriminative_scores=gen["discriminative"].get("scores"),
-               generated={k: _value(k, gen) for k in SCORES}, floor={k: _value(k, floor) for k in SCORES})
-    pred = gen.get("predictive") or {}
-    if "mae_timegan_scale" in pred:
-        row["generated"]["predictive_timegan_scale"] = pred["mae_timegan_scale"]
-        row["floor"]["predictive_timegan_scale"] = (floor or {}).get("predictive", {}).get("mae_timegan_scale")
-    row["met"] = {k: (row["generated"].get(k) is not None and row["generated"][k] <= t)
-                  for k, t in row["targets"].items()}
-    return row
+    generated, floors, met = _scores(result, entry["targets"])
+    disc = result["generated"]["discriminative"]
+    return dict(entry, repeats=result["repeats"], rescored_from=key, evaluation=result["out"],
+                evaluate_seconds=result["seconds"], discriminative_std=disc["std"],
+                discriminative_scores=disc.get("scores"), generated=generated, floor=floors, met=met)
 
 
 def _read_sets(json_path):
