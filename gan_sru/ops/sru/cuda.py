@@ -16,7 +16,7 @@ Three levels, each built on the one below:
 * `forward` / `backward`: CuPy arrays in and out, the same signatures and return values as
   `reference_forward` / `reference_backward`; float16 when u is float16, else float32.
 
-The source is compiled with NVRTC (`cupy.RawModule`) on first use, once per device. Every kernel runs on
+The source is compiled with NVRTC (`cupy.RawModule`) on first use, once per device and PREFETCH. Every kernel runs on
 the legacy default stream (`cupy.cuda.Stream.null`, handle 0), the stream nnabla-ext-cuda launches on, so
 they are ordered with nnabla's own kernels without any synchronisation. CuPy is imported lazily: this
 module imports without it, and the first use raises `CudaBackendUnavailable` naming the extra to install.
