@@ -174,6 +174,12 @@ SCHEMA = {
                                           "real sequences' statistics (gan_sru/ops/whitened.py): the "
                                           "combinations along which real sequences barely vary count as much "
                                           "as the rest; 0: off"),
+    "train.sequence_whitened_rescale": Field("bool", False, None,
+                                             "with sequence_whitened_loss: scale each principal axis to the "
+                                             "real statistics' spread along it on the reference's other half "
+                                             "(the half that finds the axes underestimates the least varying "
+                                             "ones when sequences are few for the statistics' number, e.g. "
+                                             "long windows; gan_sru/ops/whitened.py)"),
     "train.sequence_moment_tails": Field("bool", False, None,
                                          "with sequence_moment_loss: also each sequence's per-feature skewness "
                                          "and kurtosis (its extremes)"),

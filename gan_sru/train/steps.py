@@ -136,7 +136,8 @@ class GanSteps:
             raise GanSruError(f"train.sequence_whitened_loss: the bucket of length {length} holds {len(picked)} "
                               "training sequences; the term needs at least 4 (set it to 0 or use fewer buckets)")
         x, mask, _ = pad_batch([self.train_set.sequences[i] for i in picked], length)
-        return whitened.reference(x.transpose(1, 0, 2), mask.T[:, :, None], seed=self.cfg["seed"])
+        return whitened.reference(x.transpose(1, 0, 2), mask.T[:, :, None], seed=self.cfg["seed"],
+                                  rescale=self.tcfg["sequence_whitened_rescale"])
 
     def inputs(self, step, k=0):
         """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""

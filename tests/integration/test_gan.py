@@ -355,6 +355,21 @@ def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
     assert d1 == pytest.approx(d0, rel=1e-6) and g1 > g0 + 1e-4, losses
 
 
+def test_train_sequence_whitened_rescale_reaches_the_reference(tmp_path):
+    """With the option each live axis of the step's reference has unit spread on the real half that did not
+    find the axes; without it those spreads vary."""
+    spreads = {}
+    for rescale in (False, True):
+        cfg = tiny_cfg(tmp_path, "data.num_sequences=64", "train.sequence_whitened_loss=1",
+                       f"train.sequence_whitened_rescale={str(rescale).lower()}")
+        data = training_data(cfg)
+        nn.clear_parameters()
+        steps = GanSteps(cfg, data.train, data.spec, strategy="detached")
+        ref = steps.whitened_reference(data.spec.boundaries[0])
+        spreads[rescale] = ref.spread[ref.spread > 1e-3]
+    assert np.allclose(spreads[True], 1.0) and np.abs(spreads[False] - 1).max() > 0.2
+
+
 def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(tmp_path):
     """Its reference needs 4 real sequences of each bucket; a smaller bucket is named when its graph is built."""
     cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.sequence_whitened_loss=1",

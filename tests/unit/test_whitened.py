@@ -160,6 +160,27 @@ def test_in_the_reference_axes_real_statistics_are_white():
     assert np.abs(ref.mean).max() < 0.1 and np.abs(ref.spread[~dead] - 1).max() < 0.1
 
 
+def test_rescaled_axes_keep_new_real_statistics_at_unit_spread_where_few_sequences_inflate_them():
+    """240 sequences for 90 statistics (six features, 24 steps): the half that finds the axes underestimates
+    the least varying ones, so new real sequences spread up to several times more along them; with rescale
+    each axis is scaled by the other half's spread, and new real sequences spread about 1 along every axis
+    (the dead one, the minor coordinate's mean, stays 0)."""
+    rng = np.random.default_rng(7)
+    x, m = _real(rng, 240, 24, 6, ragged=False)
+    new, new_mask = _real(rng, 3000, 24, 6, ragged=False)
+    spreads = {}
+    for rescale in (False, True):
+        ref = reference(x, m, rescale=rescale)
+        live = ref.spread > 0.01
+        assert ref.dim == 90 and live.sum() == 89
+        s = _numpy_statistics(new.transpose(1, 0, 2), new_mask[:, :, 0].T, (ref.minor_mean, ref.minor))
+        spreads[rescale] = (((s - ref.mu) / ref.scale) @ ref.axes).std(axis=0)[live]
+        if rescale:
+            assert np.allclose(ref.spread[live], 1.0)
+    assert spreads[False].max() > 3.0
+    assert 0.75 < spreads[True].min() and spreads[True].max() < 1.4
+
+
 def test_the_mean_part_is_unbiased_where_the_squared_batch_mean_is_not():
     """Batches of B = 8 drawn from the reference's own distribution (w ~ N(0, I), each batch's spreads given):
     the term averages to 0, where |batch mean|^2 / d would average to 1 / B."""
