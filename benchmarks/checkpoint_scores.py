@@ -10,9 +10,11 @@ the run is the plain one), keeping a checkpoint every K steps (default 250). The
 2K on twice, independently: `first` on N generated sequences (seed 0) against N training ones with 3 classifier
 repeats (`gan-sru evaluate --protocol paper`'s settings), `second` on other generated and training sequences
 (seed 1) with 2. Selecting by one and reading the other is what selection does to a run without flattering it
-(the reported figure is not the one that chose). Appends one JSON line per run to
-benchmarks/results/checkpoint_scores.jsonl; `--table` writes checkpoint_scores.md and .png (each run's scores
-along its steps). Fixed steps, so rows measured on a loaded machine compare.
+(the reported figure is not the one that chose). The second score's sequences are also scored by the
+separability groups (`metrics.separability`, seconds instead of minutes), a candidate for a cheaper selection.
+Appends one JSON line per run to benchmarks/results/checkpoint_scores.jsonl; `--table` writes
+checkpoint_scores.md and .png (each run's scores along its steps). Fixed steps, so rows measured on a loaded
+machine compare.
 """
 import argparse
 import json
@@ -67,12 +69,19 @@ def score_checkpoints(path, every, num, progress=True):
             fake = generate_cut(run, draw_lengths(train_set.lengths, num, seed), seed)
             scores.append(metrics.discriminative_score(real[seed], fake, repeats=repeats, seed=seed, progress=False,
                                                        **settings))
+            if seed == 1:  # the separability groups on the second score's sequences: a cheaper candidate
+                t0 = time.perf_counter()
+                groups = metrics.separability(real[1], fake, seed=1)
+                statistics_seconds = time.perf_counter() - t0
         rows.append({"step": step, "first": round(scores[0]["mean"], 4),
                      "first_repeats": [round(x, 4) for x in scores[0]["scores"]],
-                     "second": round(scores[1]["mean"], 4)})
+                     "second": round(scores[1]["mean"], 4),
+                     "statistics": {g: round(v, 4) for g, v in groups.items()},
+                     "statistics_seconds": round(statistics_seconds, 1)})
         if progress:
             print(f"step {step}: {rows[-1]['first']:.3f} (repeats {rows[-1]['first_repeats']}), "
-                  f"second {rows[-1]['second']:.3f}", flush=True)
+                  f"second {rows[-1]['second']:.3f}, statistics max {max(groups.values()):.3f} "
+                  f"mean {np.mean(list(groups.values())):.3f} ({statistics_seconds:.1f} s)", flush=True)
     return rows
 
 
@@ -81,19 +90,28 @@ def summary(rows):
     second score) read on the first."""
     late = [r["first"] for r in rows[len(rows) // 3:]] or [r["first"] for r in rows]
     pick = min(rows, key=lambda r: (r["second"], r["step"])) if all(r["second"] is not None for r in rows) else None
-    return {"mean": round(sum(late) / len(late), 4), "min": min(r["first"] for r in rows),
-            "max": max(r["first"] for r in rows), "selected_step": pick and pick["step"],
-            "selected": pick and pick["first"], "last": rows[-1]["first"]}
+    out = {"mean": round(sum(late) / len(late), 4), "min": min(r["first"] for r in rows),
+           "max": max(r["first"] for r in rows), "selected_step": pick and pick["step"],
+           "selected": pick and pick["first"], "last": rows[-1]["first"]}
+    if all(r.get("statistics") for r in rows):  # selection by the separability groups (max, mean), read on first
+        for name, agg in (("max", max), ("mean", lambda v: sum(v) / len(v))):
+            by = min(rows, key=lambda r: (agg(list(r["statistics"].values())), r["step"]))
+            out[f"statistics_{name}_step"], out[f"statistics_{name}"] = by["step"], by["first"]
+    return out
 
 
 def table(runs):
     lines = ["| run | config | overrides | steps | checkpoints | first score: range (mean of the last two thirds) | "
-             "last checkpoint | selected by the second score: step, first score |", "|---|---|---|---|---|---|---|---|"]
+             "last checkpoint | selected by the second score: step, first score | selected by the separability "
+             "groups' largest (on the second score's sequences): step, first score |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         s = summary(r["rows"])
         lines.append(f"| {r['name']} | {r['config']} | {' '.join(r['sets']) or '(config)'} | {r['steps']} | "
                      f"{len(r['rows'])} | {s['min']:.3f}-{s['max']:.3f} ({s['mean']:.3f}) | {s['last']:.3f} | "
-                     + (f"{s['selected_step']}, {s['selected']:.3f} |" if s["selected"] is not None else "- |"))
+                     + (f"{s['selected_step']}, {s['selected']:.3f} |" if s["selected"] is not None else "- |")
+                     + (f" {s['statistics_max_step']}, {s['statistics_max']:.3f} |" if "statistics_max" in s
+                        else " - |"))
     return "\n".join(lines) + "\n"
 
 
