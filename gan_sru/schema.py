@@ -154,6 +154,10 @@ SCHEMA = {
     "train.moment_loss": Field("float", 0.0, ">= 0",
                                "weight of G's moment-matching term (per-feature mean and std, lag-0 feature "
                                "correlations of the batch; train/losses.py); 0: off"),
+    "train.marginal_loss": Field("float", 0.0, ">= 0",
+                                 "weight of G's term on each feature's distribution of values over the batch (the "
+                                 "Wasserstein-1 distance of the sorted generated and real values, per real std; "
+                                 "train/losses.py): the tails and the shape the moments leave out; 0: off"),
     "train.class_moment_loss": Field("float", 0.0, ">= 0",
                                      "runs with a categorical attribute: weight of the moment loss computed "
                                      "within each of the first categorical attribute's classes and averaged "

@@ -18,6 +18,7 @@ from .losses import (
     d_loss_fn,
     g_loss_fn,
     innovation_loss,
+    marginal_loss,
     moment_loss,
     sequence_moment_loss,
     whitened_sequence_loss,
@@ -64,6 +65,9 @@ class StepGraph:
         if cfg["train"]["innovation_loss"] > 0 and length >= 2:
             self.g_loss = self.g_loss + cfg["train"]["innovation_loss"] * innovation_loss(self.fake_g, self.real,
                                                                                           self.mask)
+        if cfg["train"]["marginal_loss"] > 0:
+            self.g_loss = self.g_loss + cfg["train"]["marginal_loss"] * marginal_loss(self.fake_g, self.real,
+                                                                                    self.mask, moment_impl)
         weight = cfg["train"]["sequence_moment_loss"]
         if weight > 0:
             self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask,

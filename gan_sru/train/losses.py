@@ -230,3 +230,30 @@ def whitened_sequence_loss(fake, mask, ref, impl="auto"):
     centred = w - F.mean(w, axis=0, keepdims=True)
     spread = F.pow_scalar(F.mean(centred * centred, axis=0, keepdims=True) + 1e-12, 0.5)
     return mean_part + F.mean(F.absolute_error(spread, const(ref.spread)))
+
+
+def marginal_loss(fake, real, mask, impl="auto"):
+    """G's term on each feature's distribution of values over the batch (every valid step of every sequence): the
+    1-D Wasserstein-1 distance between the generated and the real values of a feature (sorted, compared rank by
+    rank), divided by the real values' std, averaged over the features. The moment terms hold the
+    first two moments; this holds the tails and the shape (gan_sru/ops/marginals.py: why). fake, real (L, B, C),
+    mask (L, B): both batches have the same valid steps. impl as `sequence_moment_loss`'s."""
+    if _fused(impl):
+        from gan_sru.ops.marginals import marginals
+
+        return marginals(fake, real, mask)
+    L, B, C = fake.shape
+    N = L * B
+    m = F.reshape(mask, (1, N))
+    n = F.reshape(F.maximum_scalar(F.sum(mask), 1.0), (1, 1))
+
+    def ranked(x):  # (C, N): each feature's values in ascending order; padded steps last (equal in both)
+        v = F.transpose(F.reshape(x, (N, C)), (1, 0)) * m + (1.0 - m) * 1e4
+        # F.sort's own backward gathers where it should scatter (nnabla 1.39); F.gather's scatters
+        return F.gather(v, F.sort(v, axis=1, only_index=True), axis=1, batch_dims=1)
+
+    r = F.transpose(F.reshape(real, (N, C)), (1, 0))
+    centred = (r - F.sum(r * m, axis=1, keepdims=True) / n) * m
+    std = F.pow_scalar(F.sum(centred * centred, axis=1, keepdims=True) / n, 0.5) + 1e-6  # (C, 1)
+    d = ranked(fake) - ranked(real)
+    return F.mean(F.sum(F.abs(d), axis=1, keepdims=True) / (n * std))

@@ -341,6 +341,7 @@ COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "
 
 @pytest.mark.parametrize("key, config, extra", [
     ("train.innovation_loss", "configs/sines.yaml", TINY),
+    ("train.marginal_loss", "configs/sines.yaml", TINY),
     ("train.sequence_moment_loss", "configs/sines.yaml", TINY),
     ("train.sequence_whitened_loss", "configs/sines.yaml", TINY),  # variable lengths: a reference per bucket
     ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
