@@ -22,6 +22,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 
+from gan_sru.ops.activations import output_activation
 from gan_sru.ops.gumbel import gumbel_softmax
 
 
@@ -139,7 +140,7 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
             onehot = F.concatenate(*blocks, axis=2) if len(blocks) > 1 else blocks[0]
             with nn.parameter_scope("G"):
                 cont = cont + PF.affine(onehot, C, base_axis=2, with_bias=False, name="categories_to_continuous")
-            parts.append(F.sigmoid(cont) if gcfg["output_activation"] == "sigmoid" else cont)
+            parts.append(output_activation(cont, gcfg["output_activation"]))
         out = F.concatenate(*(parts + blocks), axis=2) if len(parts + blocks) > 1 else (parts + blocks)[0]
         out = out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
     return out, attrs, tau

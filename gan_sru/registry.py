@@ -12,7 +12,7 @@ from gan_sru import ConfigError
 
 LOSSES = ("non_saturating", "hinge", "least_squares", "wasserstein")
 STRATEGIES = ("detached", "linked", "recompute")  # how the fake batch is shared by the D and G steps (DESIGN.md)
-OUTPUT_ACTIVATIONS = ("sigmoid", "identity")
+OUTPUT_ACTIVATIONS = ("sigmoid", "sigmoid_margin", "identity")
 
 
 class Registry(dict):

@@ -76,6 +76,9 @@ SCHEMA = {
     "model.generator.num_layers": Field("int?", None, ">= 1", "stacked SRU layers; null: from the data (size rules)"),
     "model.generator.bidirectional": Field("bool", False, None, "bidirectional SRU layers"),
     "model.generator.weight_c": Field("bool", False, None, "2018 SRU form: v * c[t-1] in both gates"),
+    "model.generator.activation": Field("str", "tanh", ("tanh", "identity"),
+                                        "the SRU's g in h = r * g(c) + (1 - r) * x; identity: the cell state "
+                                        "unsquashed (a gated average of the inputs, bounded by them)"),
     "model.generator.layer_norm": Field("bool", False, None, "layer normalisation of each layer's input"),
     "model.generator.dropout": Field("float", 0.0, "[0, 1)", "dropout between SRU layers"),
     "model.generator.oscillators": Field("bool", False, None,
@@ -100,7 +103,9 @@ SCHEMA = {
                                            "zeros: samples start mid-stream, as windows cut from a long "
                                            "series do"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
-                                               "activation of the output features (data is scaled to [0, 1])"),
+                                               "activation of the output features (data is scaled to [0, 1]); "
+                                               "sigmoid_margin: a sigmoid stretched to (-0.25, 1.25), the data's "
+                                               "range on its straighter part (gan_sru/ops/activations.py)"),
     # discriminator
     "model.discriminator.name": Field("str", "sru_bi", DISCRIMINATORS,
                                       "bidirectional SRU or 1-D convolutions over time (models/discriminators.py)"),

@@ -4,6 +4,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 
+from gan_sru.ops.activations import output_activation
 from gan_sru.ops.sru import sru
 from gan_sru.registry import GENERATORS
 
@@ -87,11 +88,12 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
         h, _ = sru(inp, gcfg["hidden_size"], num_layers=gcfg["num_layers"], bidirectional=gcfg["bidirectional"],
                    weight_c=gcfg["weight_c"], layer_norm=gcfg["layer_norm"], dropout=gcfg["dropout"],
                    highway_bias=gcfg["highway_bias"], rescale=gcfg["highway_bias"] <= 0, c0=c0,
+                   activation=gcfg.get("activation", "tanh"),
                    mask=mask, impl=impl, train=train, name="sru")
         out = PF.affine(h, num_features, base_axis=2, name="output")
         if eps is not None:
             out = out + output_noise(h, eps, num_features)
-    out = F.sigmoid(out) if gcfg["output_activation"] == "sigmoid" else out
+    out = output_activation(out, gcfg["output_activation"])
     # zero the padded steps, as the real batch is; an explicit broadcast first (a broadcasting Mul2 is slow)
     return out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
 
