@@ -89,19 +89,26 @@ def test_ablation_table_has_one_line_per_row_with_each_score_and_its_floor():
 def test_checkpoint_scores_summary_selects_by_the_second_score_and_reads_the_first():
     import checkpoint_scores
 
-    rows = [{"step": 500 * (i + 1), "first": f, "second": s}
-            for i, (f, s) in enumerate([(0.30, 0.28), (0.12, 0.20), (0.09, 0.05), (0.15, 0.05), (0.20, 0.22),
-                                        (0.18, 0.15)])]
+    groups = [{"shape": 0.40, "level": 0.1}, {"shape": 0.30, "level": 0.1}, {"shape": 0.25, "level": 0.2},
+              {"shape": 0.20, "level": 0.1}, {"shape": 0.21, "level": 0.0}, {"shape": 0.20, "level": 0.3}]
+    rows = [{"step": 500 * (i + 1), "first": f, "second": s, "statistics": g}
+            for i, ((f, s), g) in enumerate(zip([(0.30, 0.28), (0.12, 0.20), (0.09, 0.05), (0.15, 0.05),
+                                                 (0.20, 0.22), (0.18, 0.15)], groups))]
     s = checkpoint_scores.summary(rows)
     # the earliest of the lowest second scores (step 1500), read on the first; the mean over the last 4 of 6
     assert (s["selected_step"], s["selected"], s["last"], s["min"], s["max"]) == (1500, 0.09, 0.18, 0.09, 0.30)
     assert s["mean"] == pytest.approx((0.09 + 0.15 + 0.20 + 0.18) / 4, abs=1e-4)
+    # by the groups: the largest group is lowest at step 2000 (0.20; step 3000's largest is 0.30), the groups'
+    # mean at step 2500 (0.105)
+    assert (s["statistics_max_step"], s["statistics_max"]) == (2000, 0.15)
+    assert (s["statistics_mean_step"], s["statistics_mean"]) == (2500, 0.20)
     run = {"name": "nz", "config": "configs/wide.yaml", "sets": ["model.generator.noise_dim=28"], "steps": 3000,
            "rows": rows}
-    lines = checkpoint_scores.table([run, dict(run, name="one", sets=[], rows=[dict(r, second=None) for r in rows])])
+    plain = [{k: v for k, v in r.items() if k != "statistics"} for r in rows]  # runs from before the groups
+    lines = checkpoint_scores.table([run, dict(run, name="one", sets=[], rows=[dict(r, second=None) for r in plain])])
     assert lines.splitlines()[2] == ("| nz | configs/wide.yaml | model.generator.noise_dim=28 | 3000 | 6 | "
-                                     "0.090-0.300 (0.155) | 0.180 | 1500, 0.090 |")
-    assert lines.splitlines()[3].endswith("| 0.180 | - |")  # no second score, no selection
+                                     "0.090-0.300 (0.155) | 0.180 | 1500, 0.090 | 2000, 0.150 |")
+    assert lines.splitlines()[3].endswith("| 0.180 | - | - |")  # no second score, no groups: no selection
 
 
 def test_budgets_default_per_set_one_number_for_all_or_pairs_and_bad_text_names_the_part():
