@@ -192,6 +192,9 @@ SCHEMA = {
     "train.sequence_moment_tails": Field("bool", False, None,
                                          "with sequence_moment_loss: also each sequence's per-feature skewness "
                                          "and kurtosis (its extremes)"),
+    "train.sequence_moment_lags": Field("int", 1, ">= 1",
+                                        "with sequence_moment_loss: compare each sequence's per-feature "
+                                        "autocorrelation at lags 1 .. N (at most L - 2); 1: the lag-1 one alone"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",

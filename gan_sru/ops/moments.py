@@ -31,9 +31,16 @@ def _spectrum_basis(L, dtype):
     return np.concatenate([np.cos(arg), np.sin(arg)], axis=1).astype(dtype)
 
 
-def statistics(x, m, tails):
+def lag_range(L, max_lag):
+    """The lags past 1 whose autocorrelations the sequence term compares: 2 .. min(max_lag, L - 2) (a lag
+    needs 2+ pairs of steps)."""
+    return range(2, min(int(max_lag), L - 2) + 1)
+
+
+def statistics(x, m, tails, max_lag=1):
     """x (B, L, C), 0 at padded steps, m (B, L, 1) the mask -> (list of per-sequence statistics, each
-    (B, k), in the plain form's order; the intermediates the gradient needs)."""
+    (B, k), in the plain form's order; the intermediates the gradient needs). max_lag > 1: last, each
+    feature's autocorrelation at lags 2 .. max_lag (`lag_range`), (B, C (max_lag - 1)) lag-major."""
     B, L, C = x.shape
     n = np.maximum(m.sum(axis=1, keepdims=True), 1.0)  # (B, 1, 1)
     mean = (x * m).sum(axis=1, keepdims=True) / n
@@ -61,6 +68,12 @@ def statistics(x, m, tails):
         z2 = z * z
         stats.append((z2 * z).sum(axis=1) / n[:, 0])
         stats.append((z2 * z2).sum(axis=1) / n[:, 0])
+    lags = lag_range(L, max_lag)
+    if len(lags):
+        lag_pairs = [np.maximum((m[:, k:] * m[:, :-k]).sum(axis=1), 1.0) for k in lags]  # (B, 1) each
+        stats.append(np.concatenate([(z[:, k:] * z[:, :-k]).sum(axis=1) / p for k, p in zip(lags, lag_pairs)],
+                                    axis=1))
+        cache["lag_pairs"] = lag_pairs
     return stats, cache
 
 
@@ -86,7 +99,7 @@ def loss_and_grads(fake_stats, real_stats):
     return total, grads
 
 
-def statistics_backward(x, m, tails, cache, grads):
+def statistics_backward(x, m, tails, cache, grads, max_lag=1):
     """d loss / dx (B, L, C) from the gradients of the statistics (`statistics`' order)."""
     B, L, C = x.shape
     n, c, sd, z = cache["n"], cache["c"], cache["sd"], cache["z"]
@@ -111,6 +124,13 @@ def statistics_backward(x, m, tails, cache, grads):
     if tails:
         z2 = z * z
         gz += 3.0 * z2 * next(it)[:, None, :] / n + 4.0 * z2 * z * next(it)[:, None, :] / n
+    lags = lag_range(L, max_lag)
+    if len(lags):
+        g_lags = next(it).reshape(B, len(lags), C)
+        for i, (k, p) in enumerate(zip(lags, cache["lag_pairs"])):
+            g = g_lags[:, i][:, None, :] / p[:, None, :]
+            gz[:, k:] += g * z[:, :-k]
+            gz[:, :-k] += g * z[:, k:]
     # z = c / sd
     gc += gz / sd
     g_sd -= (gz * c).sum(axis=1, keepdims=True) / (sd * sd)
@@ -174,19 +194,20 @@ class HostMomentLoss(PythonFunction):
 class SequenceMoments(HostMomentLoss):
     """`losses.sequence_moment_loss` fused (the statistics work batch-major: (B, L, C))."""
 
-    def __init__(self, ctx, tails):
+    def __init__(self, ctx, tails, max_lag=1):
         super().__init__(ctx)
         self.tails = bool(tails)
+        self.max_lag = int(max_lag)
 
     def compute(self, fake, real, m):
         fake, real, m = (np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (fake, real, m))
-        fs, cache = statistics(fake, m, self.tails)
-        loss, grads = loss_and_grads(fs, statistics(real, m, self.tails)[0])
+        fs, cache = statistics(fake, m, self.tails, self.max_lag)
+        loss, grads = loss_and_grads(fs, statistics(real, m, self.tails, self.max_lag)[0])
         return loss, (fake, m, cache, grads)
 
     def gradient(self, state):
         fake, m, cache, grads = state
-        return statistics_backward(fake, m, self.tails, cache, grads).transpose(1, 0, 2)
+        return statistics_backward(fake, m, self.tails, cache, grads, self.max_lag).transpose(1, 0, 2)
 
 
 def _check_shapes(name, *inputs):
@@ -198,12 +219,12 @@ def _check_shapes(name, *inputs):
         raise ValueError(f"{name} expects {names} and mask (L, B); got {[tuple(v.shape) for v in inputs]}")
 
 
-def sequence_moments(fake, real, mask, tails=False):
+def sequence_moments(fake, real, mask, tails=False, max_lag=1):
     """The fused sequence-moment loss (a scalar) of fake, real (L, B, C) and mask (L, B) (see the module docstring)."""
     import nnabla as nn
 
     _check_shapes("SequenceMoments", fake, real, mask)
-    return SequenceMoments(nn.get_current_context(), tails)(fake, real, mask)
+    return SequenceMoments(nn.get_current_context(), tails, max_lag)(fake, real, mask)
 
 
 # ------------------------------------------------------------------ the batch's pooled moments (moment_loss)

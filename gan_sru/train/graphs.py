@@ -72,7 +72,8 @@ class StepGraph:
         if weight > 0:
             self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask,
                                                                          cfg["train"]["sequence_moment_tails"],
-                                                                         moment_impl)
+                                                                         moment_impl,
+                                                                         cfg["train"]["sequence_moment_lags"])
         weight = cfg["train"]["sequence_whitened_loss"]
         if weight > 0:
             if reference is None:

@@ -124,14 +124,16 @@ def class_moment_loss(fake, real, mask, onehot):
     return total / K
 
 
-def _sequence_stats(x, mask, tails=False):
+def _sequence_stats(x, mask, tails=False, max_lag=1):
     """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), the correlation of each
     pair of features (B, C (C - 1) / 2), lag-1 autocorrelation (B, C), log magnitude spectrum (B, C L // 2)]
     of x (L, B, C), 0 at padded steps; mask (L, B); with tails, then the third and fourth standardised
-    moments (B, C) each (skewness, and kurtosis, not in excess). The spectrum is
+    moments (B, C) each (skewness, and kurtosis, not in excess); with max_lag > 1, last, the autocorrelation at
+    lags 2 .. min(max_lag, L - 2) (B, C (max_lag - 1), lag-major; `gan_sru.ops.moments.lag_range`). The spectrum is
     `conditioning.magnitude_spectra`'s at the L // 2 frequencies pi f / (L // 2) up to pi (for an even L a full
     sequence's DFT bins), log(|X_f| / n + 1e-3)."""
     from gan_sru.conditioning import centred_spectra
+    from gan_sru.ops.moments import lag_range
 
     L, B, C = x.shape
     xs = F.transpose(x, (1, 0, 2))  # (B, L, C); the arithmetic below broadcasts implicitly
@@ -156,10 +158,18 @@ def _sequence_stats(x, mask, tails=False):
         z2 = z * z
         stats.append(F.reshape(F.sum(z2 * z, axis=1, keepdims=True) / count, (B, C)))
         stats.append(F.reshape(F.sum(z2 * z2, axis=1, keepdims=True) / count, (B, C)))
+    lags = lag_range(L, max_lag)
+    if len(lags):
+        acf = []
+        for k in lags:
+            pk = F.slice(m, start=(0, k, 0), stop=(B, L, 1)) * F.slice(m, start=(0, 0, 0), stop=(B, L - k, 1))
+            prod = F.slice(z, start=(0, k, 0), stop=(B, L, C)) * F.slice(z, start=(0, 0, 0), stop=(B, L - k, C))
+            acf.append(F.sum(prod, axis=1) / F.reshape(F.maximum_scalar(F.sum(pk, axis=1), 1.0), (B, 1)))
+        stats.append(F.concatenate(*acf, axis=1))
     return stats
 
 
-def sequence_moment_loss(fake, real, mask, tails=False, impl="auto"):
+def sequence_moment_loss(fake, real, mask, tails=False, impl="auto", max_lag=1):
     """A moment-matching term on each sequence's own statistics: its per-feature mean, std, lag-1
     autocorrelation and log magnitude spectrum and the correlation of each pair of its features (with tails,
     also its per-feature skewness and kurtosis), one vector per sequence.
@@ -174,16 +184,18 @@ def sequence_moment_loss(fake, real, mask, tails=False, impl="auto"):
     6-step season drawn at a neighbouring frequency, too little power at the fastest frequencies). The tails:
     with the rest matched, a long sequence's extremes told the samples apart (measured at 128 steps: a
     sequence's values lighter-tailed than the data's, excess kurtosis -0.31 against -0.25 at an equal spread);
-    no other statistic here asks for more than the first two moments.
+    no other statistic here asks for more than the first two moments. max_lag > 1: also the autocorrelation
+    at lags 2 .. max_lag (at most L - 2): with the spectrum matched bin by bin, a long sequence's
+    autocorrelations at lags 2-12 still told the samples apart (separability 0.15-0.50 at 64-256 steps).
     fake, real (L, B, C), 0 at padded steps; mask (L, B). Real statistics are constants.
     impl: "auto", the fused host function (gan_sru/ops/moments.py: the same loss, a fraction of the
     time) on a CPU context; "ref" (and CUDA contexts), the plain nnabla ops below."""
     if _fused(impl):
         from gan_sru.ops.moments import sequence_moments
 
-        return sequence_moments(fake, real, mask, tails)
+        return sequence_moments(fake, real, mask, tails, max_lag)
     loss = None
-    for sf, sr in zip(_sequence_stats(fake, mask, tails), _sequence_stats(real, mask, tails)):
+    for sf, sr in zip(_sequence_stats(fake, mask, tails, max_lag), _sequence_stats(real, mask, tails, max_lag)):
         mf, mr = F.mean(sf, axis=0, keepdims=True), F.mean(sr, axis=0, keepdims=True)  # (1, n)
         # the spread from E[s^2] - E[s]^2: one product of the (B, n) statistics instead of a broadcast and a
         # product (nnabla's CPU elementwise ops dominate this term's cost); >= 0 against rounding

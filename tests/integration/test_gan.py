@@ -356,6 +356,17 @@ def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
     assert d1 == pytest.approx(d0, rel=1e-6) and g1 > g0 + 1e-4, losses
 
 
+def test_train_sequence_moment_lags_reach_the_sequence_term(tmp_path):
+    """Same parameters, batch and noise: lags 2-6 add to G's sequence term and leave D's loss alone."""
+    losses = {}
+    for lags in (1, 6):
+        cfg = load_config("configs/sines.yaml", list(TINY) + [f"run_dir={tmp_path}", "train.sequence_moment_loss=1",
+                                                              f"train.sequence_moment_lags={lags}"])
+        losses[lags] = make_steps(cfg, "detached").step(0)
+    (d1, g1), (d6, g6) = losses[1], losses[6]
+    assert d6 == pytest.approx(d1, rel=1e-6) and g6 > g1 + 1e-4, losses
+
+
 def test_train_sequence_whitened_rescale_reaches_the_reference(tmp_path):
     """With the option each live axis of the step's reference has unit spread on the real half that did not
     find the axes; without it those spreads vary."""

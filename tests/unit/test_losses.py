@@ -109,10 +109,11 @@ def _innovation_graph(fake, real, mask):
 
 # ---------------------------------------------------------------- each sequence's own statistics
 
-def _sequence_reference(fake, real, mask, tails=False):
+def _sequence_reference(fake, real, mask, tails=False, max_lag=1):
     """NumPy: per sequence, over its valid steps, the per-feature mean, std, lag-1 autocorrelation and the
     correlation of each pair of features, and log(|DFT| / n + 1e-3) at the L // 2 frequencies pi f / (L // 2)
-    (with tails, also the per-feature skewness and kurtosis, scipy.stats' biased estimators);
+    (with tails, also the per-feature skewness and kurtosis, scipy.stats' biased estimators; with max_lag > 1,
+    the autocorrelation at lags 2 .. min(max_lag, L - 2), over the pairs of valid steps k apart);
     per statistic, |batch mean fake - real| + |batch std fake - real|, entry-averaged."""
     from scipy import stats as scipy_stats
 
@@ -120,7 +121,7 @@ def _sequence_reference(fake, real, mask, tails=False):
     w = np.pi * np.arange(1, L // 2 + 1) / (L // 2)
 
     def stats(x):
-        rows = {"mean": [], "std": [], "corr": [], "acf1": [], "spec": [], "skew": [], "kurt": []}
+        rows = {"mean": [], "std": [], "corr": [], "acf1": [], "spec": [], "skew": [], "kurt": [], "lags": []}
         for b in range(x.shape[1]):
             m = mask[:, b].astype(bool)
             v = x[m, b]  # (n, C)
@@ -139,7 +140,11 @@ def _sequence_reference(fake, real, mask, tails=False):
             # var carries + 1e-6 (a flat sequence): the standardised moments are scaled to match
             rows["skew"].append(scipy_stats.skew(v, axis=0) * (v.var(0) / var) ** 1.5)
             rows["kurt"].append(scipy_stats.kurtosis(v, axis=0, fisher=False) * (v.var(0) / var) ** 2)
-        keys = ("mean", "std", "corr", "acf1", "spec") + (("skew", "kurt") if tails else ())
+            rows["lags"].append(np.concatenate(
+                [(cf[k:] * cf[:-k]).sum(0) / max((m[k:] & m[:-k]).sum(), 1) / var
+                 for k in range(2, min(max_lag, L - 2) + 1)] or [np.zeros(0)]))
+        keys = ("mean", "std", "corr", "acf1", "spec") + (("skew", "kurt") if tails else ()) + \
+            (("lags",) if max_lag > 1 else ())
         return [np.array(rows[k]) for k in keys]
 
     total = 0.0
@@ -151,12 +156,12 @@ def _sequence_reference(fake, real, mask, tails=False):
     return total
 
 
-def _sequence_graph(fake, real, mask, tails=False, impl="auto"):
+def _sequence_graph(fake, real, mask, tails=False, impl="auto", max_lag=1):
     from gan_sru.train.losses import sequence_moment_loss
 
     f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
     f.need_grad = True
-    return f, sequence_moment_loss(f, r, m, tails, impl)
+    return f, sequence_moment_loss(f, r, m, tails, impl, max_lag)
 
 
 # "auto": the fused host function (gan_sru/ops/moments.py) on this CPU context; "ref": plain nnabla ops
@@ -171,21 +176,52 @@ def test_sequence_moment_loss_equals_numpy_for_one_or_few_features(C, tails, imp
 
 
 @pytest.mark.parametrize("impl", ["auto", "ref"])
-@pytest.mark.parametrize("tails", [False, True])
-def test_sequence_moment_loss_gradient_matches_finite_differences(tails, impl):
-    _check_gradient(lambda f, r, m: _sequence_graph(f, r, m, tails, impl),
-                    lambda f, r, m: _sequence_reference(f, r, m, tails), 10, 11)
+@pytest.mark.parametrize("max_lag", [3, 12])  # 12: cut to L - 2 = 5
+def test_sequence_moment_loss_with_lags_equals_numpy(max_lag, impl):
+    fake, real, mask = _data(np.random.default_rng(16), L=7, B=6, C=3)
+    _, loss = _sequence_graph(fake, real, mask, True, impl, max_lag)
+    loss.forward()
+    assert abs(float(loss.d) - _sequence_reference(fake, real, mask, True, max_lag)) < 5e-5
+    assert abs(float(loss.d) - _sequence_reference(fake, real, mask, True)) > 1e-3  # the lags count
+
+
+@pytest.mark.parametrize("impl", ["auto", "ref"])
+@pytest.mark.parametrize("tails, max_lag", [(False, 1), (True, 1), (True, 4)])
+def test_sequence_moment_loss_gradient_matches_finite_differences(tails, max_lag, impl):
+    _check_gradient(lambda f, r, m: _sequence_graph(f, r, m, tails, impl, max_lag),
+                    lambda f, r, m: _sequence_reference(f, r, m, tails, max_lag), 10, 11)
+
+
+def test_the_lags_tell_an_ar1_batch_from_an_ma1_one_at_equal_lag1_autocorrelation():
+    """AR(1) with phi 0.5 against MA(1) x_t = e_t + e_t-1 (lag-1 autocorrelation 0.5 in both; at lag 2 0.25
+    against 0): the lag terms add the difference at lags 2-4."""
+    rng = np.random.default_rng(17)
+    L, B, C = 64, 128, 2
+    e = rng.standard_normal((L + 1, B, C))
+    ma = (e[1:] + e[:-1]) / np.sqrt(2)
+    ar = np.zeros((L, B, C))
+    ar[0] = rng.standard_normal((B, C))
+    for t in range(1, L):
+        ar[t] = 0.5 * ar[t - 1] + np.sqrt(0.75) * e[t]
+    ar, ma = (0.5 + 0.1 * ar).astype(np.float32), (0.5 + 0.1 * ma).astype(np.float32)
+    mask = np.ones((L, B), np.float32)
+    losses = []
+    for max_lag in (1, 4):
+        _, v = _sequence_graph(ar, ma, mask, False, "auto", max_lag)
+        v.forward()
+        losses.append(float(v.d))
+    assert losses[1] - losses[0] > 0.1, losses
 
 
 @pytest.mark.parametrize("term", ["moment_loss", "sequence_moment_loss"])
 def test_the_fused_terms_equal_the_plain_ops_ones_on_a_wide_padded_batch(term):
     """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step; the sequence term with
-    the tails); then the fused form's gradient accumulates as nnabla asks (two backward calls after one
+    the tails and lags up to 12); then the fused form's gradient accumulates as nnabla asks (two backward calls after one
     forward: the second recomputes what the first used up)."""
     def graph(fake, real, mask, impl="auto"):
         if term == "moment_loss":
             return _graph(fake, real, mask, impl)
-        return _sequence_graph(fake, real, mask, True, impl)
+        return _sequence_graph(fake, real, mask, True, impl, 12)
 
     rng = np.random.default_rng(15)
     L, B, C = 40, 16, 28
