@@ -216,8 +216,8 @@ def test_the_lags_tell_an_ar1_batch_from_an_ma1_one_at_equal_lag1_autocorrelatio
 @pytest.mark.parametrize("term", ["moment_loss", "sequence_moment_loss"])
 def test_the_fused_terms_equal_the_plain_ops_ones_on_a_wide_padded_batch(term):
     """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step; the sequence term with
-    the tails and lags up to 12); then the fused form's gradient accumulates as nnabla asks (two backward calls after one
-    forward: the second recomputes what the first used up)."""
+    the tails and lags up to 12); then the fused form's gradient accumulates as nnabla asks (two backward calls
+    after one forward: the second recomputes what the first used up)."""
     def graph(fake, real, mask, impl="auto"):
         if term == "moment_loss":
             return _graph(fake, real, mask, impl)
