@@ -157,7 +157,7 @@ def _first_bad_width(path, width):
         for number, line in enumerate(f, 1):
             if not line.rstrip("\r\n"):
                 continue
-            cells = next(csv.reader([line]), [])
+            cells = next(csv.reader([line.replace("\0", "")]), [])  # Python 3.10's csv refuses a NUL byte
             if seen_header and len(cells) != width:
                 return number, len(cells)
             seen_header = True

@@ -303,6 +303,7 @@ def test_refuse_bad_csv_cells_and_columns(tmp_path):
     refused(text(tmp_path, 'id,time,a\nq,0,1\nq,1,"2\nq,2,3\n'),
             r"line 3, column 'a' \(sequence 'q'\): '2\\nq,2,3\\n' is not a number \(an unclosed quote\?\)")
     refused(text(tmp_path, "id,time,a\nq,0,1\nq,1\n"), r"line 3: 2 cells; the header has 3")
+    refused(text(tmp_path, "id,time,a\n0,\0"), r"line 2: 2 cells; the header has 3")  # a NUL byte (fuzz-found)
     path = tmp_path / "bin.csv"
     path.write_bytes(b"id,time,a\nq,0,\xff\n")
     refused(path, r"not UTF-8 text")
