@@ -40,7 +40,7 @@ def lag_range(L, max_lag):
 def statistics(x, m, tails, max_lag=1):
     """x (B, L, C), 0 at padded steps, m (B, L, 1) the mask -> (list of per-sequence statistics, each
     (B, k), in the plain form's order; the intermediates the gradient needs). max_lag > 1: last, each
-    feature's autocorrelation at lags 2 .. max_lag (`lag_range`), (B, C (max_lag - 1)) lag-major."""
+    feature's autocorrelation at the lags of `lag_range`, (B, C k) for k lags, lag-major."""
     B, L, C = x.shape
     n = np.maximum(m.sum(axis=1, keepdims=True), 1.0)  # (B, 1, 1)
     mean = (x * m).sum(axis=1, keepdims=True) / n
