@@ -37,6 +37,23 @@ def lag_range(L, max_lag):
     return range(2, min(int(max_lag), L - 2) + 1)
 
 
+def _lag_pairs(m, k):
+    """(B, 1): each sequence's pairs of valid steps k apart (at least 1)."""
+    return np.maximum((m[:, k:] * m[:, :-k]).sum(axis=1), 1.0)
+
+
+def _autocorrelation(z, pairs, k):
+    """(B, C): each feature's lag-k autocorrelation from its standardised values z (B, L, C), 0 at padding."""
+    return (z[:, k:] * z[:, :-k]).sum(axis=1) / pairs
+
+
+def _autocorrelation_backward(gz, z, g, pairs, k):
+    """Adds to gz (B, L, C) the gradient through `_autocorrelation` of g, d loss / d acf (B, C)."""
+    g = g[:, None, :] / pairs[:, None, :]
+    gz[:, k:] += g * z[:, :-k]
+    gz[:, :-k] += g * z[:, k:]
+
+
 def statistics(x, m, tails, max_lag=1):
     """x (B, L, C), 0 at padded steps, m (B, L, 1) the mask -> (list of per-sequence statistics, each
     (B, k), in the plain form's order; the intermediates the gradient needs). max_lag > 1: last, each
@@ -55,8 +72,8 @@ def statistics(x, m, tails, max_lag=1):
         corr = np.matmul(z.transpose(0, 2, 1), z) / n  # (B, C, C)
         stats.append(corr[:, iu[0], iu[1]])
     if L >= 2:
-        pairs = np.maximum((m[:, 1:] * m[:, :-1]).sum(axis=1), 1.0)  # (B, 1)
-        stats.append((z[:, 1:] * z[:, :-1]).sum(axis=1) / pairs)
+        pairs = _lag_pairs(m, 1)
+        stats.append(_autocorrelation(z, pairs, 1))
         basis = _spectrum_basis(L, x.dtype)
         K = L // 2
         parts = c.transpose(0, 2, 1) @ basis  # (B, C, 2 K): the real and imaginary parts
@@ -70,9 +87,8 @@ def statistics(x, m, tails, max_lag=1):
         stats.append((z2 * z2).sum(axis=1) / n[:, 0])
     lags = lag_range(L, max_lag)
     if len(lags):
-        lag_pairs = [np.maximum((m[:, k:] * m[:, :-k]).sum(axis=1), 1.0) for k in lags]  # (B, 1) each
-        stats.append(np.concatenate([(z[:, k:] * z[:, :-k]).sum(axis=1) / p for k, p in zip(lags, lag_pairs)],
-                                    axis=1))
+        lag_pairs = [_lag_pairs(m, k) for k in lags]
+        stats.append(np.concatenate([_autocorrelation(z, p, k) for k, p in zip(lags, lag_pairs)], axis=1))
         cache["lag_pairs"] = lag_pairs
     return stats, cache
 
@@ -113,9 +129,7 @@ def statistics_backward(x, m, tails, cache, grads, max_lag=1):
         gz += np.matmul(z, full + full.transpose(0, 2, 1)) / n
     gc = np.zeros_like(c)
     if L >= 2:
-        g_acf = next(it)[:, None, :] / cache["pairs"][:, None, :]
-        gz[:, 1:] += g_acf * z[:, :-1]
-        gz[:, :-1] += g_acf * z[:, 1:]
+        _autocorrelation_backward(gz, z, next(it), cache["pairs"], 1)
         g_spec = next(it).reshape(B, C, -1)
         re, im, amp = cache["re"], cache["im"], cache["amp"]
         # d log(a / n + e) / da = 1 / (a + e n), and d a / d re = re / a
@@ -128,9 +142,7 @@ def statistics_backward(x, m, tails, cache, grads, max_lag=1):
     if len(lags):
         g_lags = next(it).reshape(B, len(lags), C)
         for i, (k, p) in enumerate(zip(lags, cache["lag_pairs"])):
-            g = g_lags[:, i][:, None, :] / p[:, None, :]
-            gz[:, k:] += g * z[:, :-k]
-            gz[:, :-k] += g * z[:, k:]
+            _autocorrelation_backward(gz, z, g_lags[:, i], p, k)
     # z = c / sd
     gc += gz / sd
     g_sd -= (gz * c).sum(axis=1, keepdims=True) / (sd * sd)

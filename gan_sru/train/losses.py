@@ -124,6 +124,15 @@ def class_moment_loss(fake, real, mask, onehot):
     return total / K
 
 
+def _autocorrelation(z, m, k):
+    """(B, C): each feature's lag-k autocorrelation over the pairs of valid steps k apart, from the standardised
+    values z (B, L, C), 0 at padding, and the mask m (B, L, 1)."""
+    B, L, C = z.shape
+    pair = F.slice(m, start=(0, k, 0), stop=(B, L, 1)) * F.slice(m, start=(0, 0, 0), stop=(B, L - k, 1))
+    lagged = F.slice(z, start=(0, k, 0), stop=(B, L, C)) * F.slice(z, start=(0, 0, 0), stop=(B, L - k, C))
+    return F.sum(lagged, axis=1) / F.maximum_scalar(F.sum(pair, axis=1), 1.0)
+
+
 def _sequence_stats(x, mask, tails=False, max_lag=1):
     """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), the correlation of each
     pair of features (B, C (C - 1) / 2), lag-1 autocorrelation (B, C), log magnitude spectrum (B, C L // 2)]
@@ -149,10 +158,7 @@ def _sequence_stats(x, mask, tails=False, max_lag=1):
         corr = F.batch_matmul(z, z, transpose_a=True) / count  # (B, C, C)
         stats.append(F.gather(F.reshape(corr, (B, C * C)), nn.Variable.from_numpy_array(upper), axis=1))
     if L >= 2:
-        pair = F.slice(m, start=(0, 1, 0), stop=(B, L, 1)) * F.slice(m, start=(0, 0, 0), stop=(B, L - 1, 1))
-        pairs = F.reshape(F.maximum_scalar(F.sum(pair, axis=1), 1.0), (B, 1))
-        lagged = F.slice(z, start=(0, 1, 0), stop=(B, L, C)) * F.slice(z, start=(0, 0, 0), stop=(B, L - 1, C))
-        stats.append(F.sum(lagged, axis=1) / pairs)
+        stats.append(_autocorrelation(z, m, 1))
         stats.append(F.log(centred_spectra(F.transpose(centred, (0, 2, 1)), count, L // 2) + 1e-3))
     if tails:
         z2 = z * z
@@ -160,12 +166,7 @@ def _sequence_stats(x, mask, tails=False, max_lag=1):
         stats.append(F.reshape(F.sum(z2 * z2, axis=1, keepdims=True) / count, (B, C)))
     lags = lag_range(L, max_lag)
     if len(lags):
-        acf = []
-        for k in lags:
-            pk = F.slice(m, start=(0, k, 0), stop=(B, L, 1)) * F.slice(m, start=(0, 0, 0), stop=(B, L - k, 1))
-            prod = F.slice(z, start=(0, k, 0), stop=(B, L, C)) * F.slice(z, start=(0, 0, 0), stop=(B, L - k, C))
-            acf.append(F.sum(prod, axis=1) / F.reshape(F.maximum_scalar(F.sum(pk, axis=1), 1.0), (B, 1)))
-        stats.append(F.concatenate(*acf, axis=1))
+        stats.append(F.concatenate(*[_autocorrelation(z, m, k) for k in lags], axis=1))
     return stats
 
 
