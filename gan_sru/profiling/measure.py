@@ -1,8 +1,4 @@
-"""Measuring one step strategy: pass counts by function hooks, phase timers, peak memory, a function breakdown.
-
-Over ~350 lines: the measurements (passes, phases, memory, functions, communication) share one StrategyRun
-and its set-up (see its docstring).
-"""
+"""Measuring one step strategy: pass counts by function hooks, phase timers, peak memory, a function breakdown."""
 import collections
 import contextlib
 import gc
@@ -16,6 +12,8 @@ import numpy as np
 from gan_sru import ConfigError
 from gan_sru.registry import STRATEGIES
 from gan_sru.train.steps import StepObserver
+
+from .memory import device_used_mib, free_cupy_pool, proc_status_mib, reset_peak_rss, return_free_heap
 
 DEFAULT_STRATEGIES = ("linked", "recompute", "detached")
 DEFAULT_STEPS = 20
@@ -135,42 +133,6 @@ class CallCounter:
         return {"G": g_count, "D": found["D"]}
 
 
-def _proc_status_mib(field):
-    """A `VmXXX` line of /proc/self/status in MiB, or None where there is no /proc."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak_rss():
-    """Reset the kernel's RSS high-water mark (VmHWM) to the current RSS; False where not allowed."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _device_used_mib(context):
-    """Device memory in use (total - free, all processes on the device) in MiB; None off CUDA or without CuPy."""
-    if not context.is_cuda:
-        return None
-    try:
-        import cupy
-
-        with cupy.cuda.Device(int(context.device_id)):
-            free, total = cupy.cuda.runtime.memGetInfo()
-        return (total - free) / 2 ** 20
-    except Exception:  # no CuPy or no driver: the report says "n/a" rather than failing the profile
-        return None
-
-
 def _synchronizer(context):
     if not context.is_cuda:
         return lambda: None
@@ -221,11 +183,11 @@ class StrategyRun:
         nn.clear_parameters()
         gc.collect()
         import_extension_module(self.context.context).clear_memory_cache()
-        _free_cupy_pool(self.context)
-        _return_free_heap()
-        self.peak_reset = _reset_peak_rss()
-        self.host_start = _proc_status_mib("VmRSS")
-        self.device_start = self.device_peak = _device_used_mib(self.context)
+        free_cupy_pool(self.context)
+        return_free_heap()
+        self.peak_reset = reset_peak_rss()
+        self.host_start = proc_status_mib("VmRSS")
+        self.device_start = self.device_peak = device_used_mib(self.context)
 
         self.sync = _synchronizer(self.context)
         self.timer = ProfileObserver(self.sync)
@@ -269,7 +231,7 @@ class StrategyRun:
         self.comm_calls.append(comm.reductions - calls)
         self.comm_wait_s.append(comm.wait_s - waited)
         self.timed_steps.append(i)
-        used = _device_used_mib(self.context)
+        used = device_used_mib(self.context)
         if used is not None:
             self.device_peak = max(self.device_peak, used)
 
@@ -289,7 +251,7 @@ class StrategyRun:
         graph = gan.graph_for(self._length(self.timed_steps[-1]))  # the last step's graph
         per_pass = self.counter.functions_per_pass(graph)
         passes = [{p: c["calls"][p] / per_pass[p[0]] for p in PASSES} for c in self.counted]
-        host_peak = _proc_status_mib("VmHWM")
+        host_peak = proc_status_mib("VmHWM")
         phases = [n for n in PHASES if n != "g_backward" or self.strategy == "detached"]
         result = {
             "strategy": self.strategy,
@@ -342,26 +304,6 @@ class StrategyRun:
 
     def close(self):
         """Nothing to stop in this process (`WorkerRun.close` stops its process)."""
-
-
-def _return_free_heap():
-    """glibc's malloc_trim(0): hand freed heap pages back to the kernel, so RSS counts live memory only."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
-def _free_cupy_pool(context):
-    if context.is_cuda:
-        try:
-            import cupy
-
-            cupy.get_default_memory_pool().free_all_blocks()
-        except ImportError:
-            pass
 
 
 def function_breakdown(graph, context, n_run=10, max_seconds=0.05):
