@@ -195,6 +195,13 @@ SCHEMA = {
     "train.sequence_moment_lags": Field("int", 1, ">= 1",
                                         "with sequence_moment_loss: compare each sequence's per-feature "
                                         "autocorrelation at lags 1 .. N (at most L - 2); 1: the lag-1 one alone"),
+    "train.r1_gamma": Field("float", 0.0, ">= 0",
+                            "weight of D's gradient penalty on real sequences (R1, Mescheder et al. 2018): "
+                            "gamma / 2 x E|grad_x D(x)|^2, estimated by finite differences along a random "
+                            "direction, ((D(x + eps u) - D(x)) / eps)^2 with u standard normal per step and "
+                            "feature (the SRU function has no double backward; train/losses.py); 0: off"),
+    "train.r1_epsilon": Field("float", 0.01, "> 0",
+                              "with r1_gamma: the finite-difference step eps, in the data's [0, 1] scale"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",

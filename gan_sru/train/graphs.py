@@ -20,9 +20,12 @@ from .losses import (
     innovation_loss,
     marginal_loss,
     moment_loss,
+    r1_penalty,
     sequence_moment_loss,
     whitened_sequence_loss,
 )
+
+PERTURB = "d_perturb"  # the R1 penalty's random direction travels with the step's noise under this key
 
 
 class StepGraph:
@@ -58,6 +61,14 @@ class StepGraph:
         d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs)
         d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
+        self.d_perturb = self.r1 = None  # train.r1_gamma: the direction u (L, B, C), fed per step; the penalty
+        if cfg["train"]["r1_gamma"] > 0:
+            eps = cfg["train"]["r1_epsilon"]
+            self.d_perturb = nn.Variable(self.real.shape)
+            d_perturbed = discriminator(dcfg, self.real + eps * self.d_perturb, self.mask, attrs=self.attrs)
+            self.r1 = r1_penalty(d_real, d_perturbed, eps)
+            self.r1.persistent = True  # readable after the D step (tests, probes)
+            self.d_loss = self.d_loss + cfg["train"]["r1_gamma"] * self.r1
         self.g_loss = g_loss_fn(loss, d_gen)
         if cfg["train"]["moment_loss"] > 0:
             self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask,
@@ -96,10 +107,14 @@ class StepGraph:
         self.d_loss.persistent = self.g_loss.persistent = True
 
     def feed(self, batch, noise):
+        """The batch and the step's noise (GanSteps.inputs: G's noise, and under PERTURB the R1 direction)."""
         self.real.d = batch.x
         self.mask.d = batch.mask
         for k, v in noise.items():
-            self.noise[k].d = v
+            if k == PERTURB:
+                self.d_perturb.d = v * batch.mask[:, :, None]  # padded steps stay unperturbed
+            else:
+                self.noise[k].d = v
         if self.attrs is not None:
             self.attrs.d = batch.attrs
 

@@ -19,6 +19,17 @@ def d_loss_fn(kind, d_real, d_fake):
     raise ValueError(f"unknown loss {kind!r}; expected one of {LOSSES}")
 
 
+def r1_penalty(d_real, d_perturbed, epsilon):
+    """Half the squared norm of D's input gradient at the real sequences (R1), estimated by finite differences.
+
+    d_real, d_perturbed: D's logits (B, 1) of x and of x + epsilon u, u standard normal over (L, C) (zero at
+    padded steps). For a smooth D, ((D(x + eps u) - D(x)) / eps)^2 -> (grad D . u)^2, whose mean over u is
+    |grad_x D(x)|^2; returns 0.5 x its mean over the batch. Plain ops on D's outputs, so it needs no double
+    backward (the SRU function has none)."""
+    diff = (d_perturbed - d_real) * (1.0 / epsilon)
+    return 0.5 * F.mean(diff * diff)
+
+
 def g_loss_fn(kind, d_fake):
     """Generator loss from the discriminator's logits (B, 1) of fake sequences."""
     if kind == "non_saturating":

@@ -14,9 +14,10 @@ from gan_sru.ops.gumbel import tau_at
 from gan_sru.sizes import apply_size_rules
 
 from . import distributed, replicas
-from .graphs import StepGraph, all_params, discriminator_params, generator_params
+from .graphs import PERTURB, StepGraph, all_params, discriminator_params, generator_params
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
+_PERTURB_STREAM = 0xF1  # ... and the R1 penalty's directions (train.r1_gamma) from both
 _DROPOUT_STREAM = 0xD70
 
 
@@ -149,6 +150,11 @@ class GanSteps:
         if self.comm.size > 1:  # the global batch's noise, drawn alike on every rank; this rank's slice of it
             noise = distributed.shard_arrays(noise, noise_shapes(gcfg, batch.x.shape[0], self.local_batch, self.cond),
                                              rank)
+        if self.tcfg["r1_gamma"] > 0:  # its own stream: turning the penalty on leaves G's noise as it was
+            shape = (batch.x.shape[0], self.batch_size, self.num_features)
+            u = np.random.default_rng([seed, index, _PERTURB_STREAM]).standard_normal(shape).astype(np.float32)
+            local = {PERTURB: (shape[0], self.local_batch, shape[2])}
+            noise[PERTURB] = distributed.shard_arrays({PERTURB: u}, local, rank)[PERTURB]
         return batch, noise
 
     def step(self, step):

@@ -11,6 +11,7 @@ from gan_sru.config import load_config
 from gan_sru.data import training_data
 from gan_sru.sizes import apply_size_rules
 from gan_sru.train import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
+from gan_sru.train.graphs import PERTURB
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",
@@ -395,3 +396,28 @@ def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(t
                                           rf"{counts[small]} training sequences; the term needs at least 4"):
         steps = GanSteps(cfg, data.train, data.spec, strategy="detached")  # builds the first bucket's graph
         steps.graph_for(length)
+
+
+def test_train_r1_gamma_adds_the_penalty_to_d_alone(tmp_path):
+    """Same parameters, batch and noise at step 0: with train.r1_gamma D's loss grows by gamma x the penalty and
+    G's loss is unchanged; G's noise is drawn as without it, and the penalty's direction is zero at padded
+    steps (a variable-length config)."""
+    out = {}
+    for gamma in (0, 2.5):
+        cfg = tiny_cfg(tmp_path, f"train.r1_gamma={gamma}", "data.num_buckets=2", config="configs/sines_varlen.yaml")
+        steps = make_steps(cfg, "detached")
+        batch, noise = steps.inputs(0)
+        g = steps.graph_for(batch.x.shape[0])
+        g.feed(batch, noise)
+        g.fake.forward()
+        g.d_loss.forward()
+        g.g_loss.forward()
+        out[gamma] = (noise, float(g.d_loss.d), float(g.g_loss.d), g)
+    (n0, d0, g0, _), (n1, d1, g1, graph) = out[0], out[2.5]
+    assert PERTURB not in n0 and set(n1) == set(n0) | {PERTURB}
+    for k in n0:
+        np.testing.assert_array_equal(n0[k], n1[k])
+    r1 = float(graph.r1.d)
+    assert r1 > 0 and d1 == pytest.approx(d0 + 2.5 * r1, rel=1e-5) and g1 == pytest.approx(g0, rel=1e-6)
+    padded = graph.mask.d == 0
+    assert padded.any() and np.all(graph.d_perturb.d[padded] == 0) and np.abs(graph.d_perturb.d[~padded]).mean() > 0.5

@@ -94,6 +94,30 @@ def test_one_process_draws_the_same_batches_and_noise_as_before():
     assert steps.local_batch == steps.batch_size == 8
 
 
+class _RankView(distributed.NullCommunicator):
+    """Rank `rank` of a world of 2, for drawing a rank's inputs in one process (nothing is exchanged)."""
+
+    def __init__(self, rank):
+        super().__init__()
+        self.rank, self.size = rank, 2
+
+
+def test_the_r1_directions_are_the_global_draw_sharded_like_the_noise():
+    """train.r1_gamma: each rank's penalty directions are its block of the one-process draw, as G's noise is."""
+    from gan_sru.train.graphs import PERTURB
+
+    cfg = tiny("train.r1_gamma=1")
+    train, spec = data_of(cfg)
+    _, whole = GanSteps(cfg, train, spec).inputs(3)
+    halves = []
+    for rank in (0, 1):
+        nn.clear_parameters()
+        halves.append(GanSteps(cfg, train, spec, comm=_RankView(rank)).inputs(3)[1])
+    for key in (PERTURB, "step"):
+        np.testing.assert_array_equal(np.concatenate([h[key] for h in halves], axis=1), whole[key])
+    assert halves[0][PERTURB].shape == (whole[PERTURB].shape[0], 4, train.num_features)
+
+
 # ---------------------------------------------------------------- launchers
 
 @pytest.mark.parametrize("env, expected", [
