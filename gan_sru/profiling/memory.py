@@ -3,7 +3,7 @@ in use, and the frees that make them count live memory only."""
 
 
 def proc_status_mib(field):
-    """A `VmXXX` line of /proc/self/status in MiB, or None where there is no /proc."""
+    """The /proc/self/status field `field` ("VmRSS", "VmHWM", ...) in MiB, or None where there is no /proc."""
     try:
         with open("/proc/self/status") as f:
             for line in f:

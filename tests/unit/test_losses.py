@@ -360,42 +360,39 @@ def test_the_fused_terms_refuse_mismatched_shapes_by_name(fn):
         getattr(moments, fn)(f, r, nn.Variable((6, 4)))
 
 
-def _tiny_discriminator(L, B, C):
-    """A small sru_bi D on a variable input x (L, B, C), full mask: (x, logits)."""
+def _tiny_r1(L, B, C, eps, rng):
+    """A small sru_bi D (random weights large enough for a non-trivial gradient) on a random input x (L, B, C),
+    full mask, and the R1 estimate along a direction u: (x, D's logits of x, u, penalty)."""
     from gan_sru.config import load_config
     from gan_sru.networks import discriminator
+    from gan_sru.train.losses import r1_penalty
 
+    nn.clear_parameters()
     dcfg = dict(load_config(None, ["model.discriminator.hidden_size=6"])["model"]["discriminator"])
     x = nn.Variable((L, B, C), need_grad=True)
+    u = nn.Variable((L, B, C))
     mask = nn.Variable.from_numpy_array(np.ones((L, B), np.float32))
     with nn.parameter_scope("D"):
-        logits = discriminator(dcfg, x, mask, train=False)
-    return x, mask, dcfg, logits
+        d_x = discriminator(dcfg, x, mask, train=False)
+        d_u = discriminator(dcfg, x + eps * u, mask, train=False)
+    for p in nn.get_parameters().values():
+        p.d = rng.normal(0, 0.5, p.shape)
+    x.d = rng.random((L, B, C))
+    return x, d_x, u, r1_penalty(d_x, d_u, eps)
 
 
 def test_r1_penalty_is_half_the_squared_input_gradient_of_d():
     """Over the L x C unit directions the finite differences sum to |grad_x D|^2 exactly (to O(eps)); over
     standard normal directions they do in expectation. The exact gradient: nnabla's backward of D's logits."""
-    from gan_sru.networks import discriminator
-    from gan_sru.train.losses import r1_penalty
-
-    nn.clear_parameters()
     L, B, C, eps = 6, 4, 3, 1e-3
     rng = np.random.default_rng(0)
-    x, mask, dcfg, d_x = _tiny_discriminator(L, B, C)
-    for p in nn.get_parameters().values():  # weights large enough for a non-trivial gradient
-        p.d = rng.normal(0, 0.5, p.shape)
-    x.d = rng.random((L, B, C))
+    x, d_x, u, penalty = _tiny_r1(L, B, C, eps, rng)
     x.grad.zero()
     d_x.forward()
     d_x.backward(np.ones(d_x.shape, np.float32))
     exact = 0.5 * np.mean((x.g ** 2).sum(axis=(0, 2)))
     assert exact > 1e-2
 
-    u = nn.Variable((L, B, C))
-    with nn.parameter_scope("D"):
-        d_u = discriminator(dcfg, x + eps * u, mask, train=False)
-    penalty = r1_penalty(d_x, d_u, eps)
     basis = 0.0
     for j in range(L * C):
         e = np.zeros(L * C, np.float32)
@@ -417,21 +414,10 @@ def test_r1_penalty_gradient_reaches_d_and_flattens_it():
     """Descending the penalty alone shrinks D's input gradient (what R1 asks of D)."""
     import nnabla.solvers as S
 
-    from gan_sru.networks import discriminator
-    from gan_sru.train.losses import r1_penalty
-
-    nn.clear_parameters()
-    L, B, C, eps = 6, 8, 3, 1e-2
+    L, B, C = 6, 8, 3
     rng = np.random.default_rng(1)
-    x, mask, dcfg, d_x = _tiny_discriminator(L, B, C)
+    x, _, u, penalty = _tiny_r1(L, B, C, 1e-2, rng)
     x.need_grad = False
-    u = nn.Variable((L, B, C))
-    with nn.parameter_scope("D"):
-        d_u = discriminator(dcfg, x + eps * u, mask, train=False)
-    penalty = r1_penalty(d_x, d_u, eps)
-    for p in nn.get_parameters().values():
-        p.d = rng.normal(0, 0.5, p.shape)
-    x.d = rng.random((L, B, C))
     solver = S.Adam(1e-2)
     solver.set_parameters(nn.get_parameters())
     values = []
