@@ -35,19 +35,25 @@ def training_curves(monitor_series, path, title="training", size=None):
     return _save(fig, path)
 
 
-def selection_curve(history, best, path, title="checkpoint selection", size=(800, 400)):
-    """The selection score of each checkpoint: history [(step, score)], the selected step `best` marked."""
+def selection_curve(history, best, path, title="checkpoint selection", size=(800, 400), remeasured=None):
+    """The selection score of each checkpoint: history [(step, score)], the selected step `best` marked;
+    remeasured {step: (first, second)}: a remeasured step's two measurements, joined by a vertical bar."""
     steps, scores = (np.asarray(v) for v in zip(*history))
     fig = _figure(size)
     ax = fig.subplots()
     ax.plot(steps, scores, marker="o", markersize=3, linewidth=1.0, color=FAKE_COLOR)
+    for i, (step, pair) in enumerate(sorted((remeasured or {}).items())):
+        ax.plot([step, step], pair, color="tab:purple", linewidth=1.0, marker="_", markersize=8,
+                label="remeasured: both measurements (the line: their mean)" if i == 0 else None)
     if best is not None:
         ax.plot([best], [dict(history)[best]], marker="*", markersize=14, color="tab:green", linestyle="none",
                 label=f"selected: step {best}")
+    if best is not None or remeasured:
         ax.legend(loc="upper right")
     ax.set_xlabel("step")
     ax.set_ylabel("score (lower is better)")
-    ax.set_ylim(0, max(0.52, 1.05 * float(np.max(scores))))  # the discriminative score's range is [0, 0.5]
+    top = max([float(np.max(scores))] + [max(p) for p in (remeasured or {}).values()])
+    ax.set_ylim(0, max(0.52, 1.05 * top))  # the discriminative score's range is [0, 0.5]
     ax.grid(alpha=0.3)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()

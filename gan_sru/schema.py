@@ -218,6 +218,10 @@ SCHEMA = {
                           "(gan_sru/train/selection.py); none: the newest checkpoint is the result"),
     "train.select_num": Field("int", 1000, ">= 4", "checkpoint selection: generated and training sequences "
                               "compared at each checkpoint (at most the training split's size)"),
+    "train.select_remeasure": Field("bool", True, None,
+                                    "checkpoint selection: a checkpoint whose score would make it the best is "
+                                    "scored again on other sequences with other classifier seeds and keeps the "
+                                    "mean of both, so that one lucky measurement does not choose the result"),
     "train.checkpoint_every": Field("int", 250, ">= 1", "steps between checkpoints"),
     "train.sample_every": Field("int", 250, ">= 1", "steps between sample pictures"),
     "train.log_every": Field("int", 25, ">= 1", "steps between log lines"),

@@ -16,7 +16,7 @@ from gan_sru.data.summary import describe, summary_text, write_summary
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from . import distributed, replicas
-from .selection import Selection, selection_score, write_selection
+from .selection import Selection, score_checkpoint, write_selection
 from .steps import GanSteps
 
 # G terms computed from statistics of the batch: under data parallelism each rank computes them on its shard
@@ -145,9 +145,7 @@ class Trainer:
             raise self.diverged(step - 1, f"{bad} is not finite after the update")
         # a step saved twice (a benchmark's time mark on a regular checkpoint's step) is scored once
         if scored and method != "none" and step not in self.selection:
-            t0 = time.perf_counter()
-            score = selection_score(self._selection_sample, self.train_set, self.cfg, step)
-            self.selection.add(step, score, time.perf_counter() - t0)
+            score_checkpoint(self._selection_sample, self.train_set, self.cfg, step, self.selection)
             ckpt.meta["selection"] = self.selection.to_dict(method)
         ckpt.save(self.run.checkpoint_path(step))
         best = self.selection.best

@@ -15,7 +15,7 @@ from gan_sru.data import training_data
 from gan_sru.sampling import TrainedRun
 from gan_sru.train import Trainer
 from gan_sru.train.run_folder import Checkpoint, RunFolder
-from gan_sru.train.selection import Selection, selection_score
+from gan_sru.train.selection import Selection, score_checkpoint, selection_score
 
 TINY = ["data.num_sequences=96", "data.seq_len=8", "train.batch_size=8", "model.generator.hidden_size=8",
         "model.generator.noise_dim=3", "model.discriminator.hidden_size=8", "train.sample_every=1000",
@@ -43,6 +43,48 @@ def test_selection_keeps_the_lowest_score_and_the_earliest_of_ties():
     meta = {"selection": s.to_dict("discriminative")}
     assert Selection.from_meta(meta, up_to=6).history == [(2, 0.3), (6, 0.2), (4, 0.5)]
     assert Selection.from_meta({}, up_to=6).history == []
+
+
+def test_remeasured_steps_keep_both_measurements_through_the_metadata():
+    s = Selection()
+    assert s.would_lead(0.4)
+    s.add(2, 0.3, measurements=(0.2, 0.4))
+    s.add(4, 0.35)
+    assert s.would_lead(0.29) and not s.would_lead(0.3)  # ties go to the earlier step
+    s.add(6, 0.25, measurements=(0.1, 0.4))
+    assert s.best == 6 and s.remeasured == {2: (0.2, 0.4), 6: (0.1, 0.4)}
+    meta = {"selection": s.to_dict("discriminative")}
+    assert meta["selection"]["remeasured"] == [[2, 0.2, 0.4], [6, 0.1, 0.4]]
+    cut = Selection.from_meta(meta, up_to=4)
+    assert cut.history == [(2, 0.3), (4, 0.35)] and cut.remeasured == {2: (0.2, 0.4)}
+    cut.add(2, 0.5)  # scored again without remeasuring: the old pair goes
+    assert cut.remeasured == {}
+
+
+def test_a_checkpoint_that_would_lead_is_measured_twice_and_keeps_the_mean(tmp_path):
+    cfg = tiny_cfg(tmp_path, "train.select_num=96")
+    train = training_data(cfg).train
+    pool = np.stack(training_data(load_config("configs/sines.yaml", TINY + ["seed=7"])).train.sequences)
+
+    def like(num, lengths, attrs, seed):
+        return pool[np.random.default_rng(seed).choice(len(pool), num, replace=False)]
+
+    def flat(num, lengths, attrs, seed):
+        return np.full((num, int(max(lengths)), train.num_features), 0.5, np.float32)
+
+    s = Selection()
+    score_checkpoint(flat, train, cfg, 2, s)  # the first checkpoint leads
+    first, second = (selection_score(flat, train, cfg, 2, draw=d) for d in (0, 1))
+    assert s.remeasured == {2: (first, second)} and s.history == [(2, (first + second) / 2)]
+    score_checkpoint(like, train, cfg, 4, s)  # a better one leads: measured again, on other sequences
+    a, b = s.remeasured[4]
+    assert (a, b) == tuple(selection_score(like, train, cfg, 4, draw=d) for d in (0, 1)) and a != b
+    assert dict(s.history)[4] == (a + b) / 2 and s.best == 4
+    score_checkpoint(flat, train, cfg, 6, s)  # a worse one is measured once
+    assert dict(s.history)[6] == selection_score(flat, train, cfg, 6) and 6 not in s.remeasured
+    off = Selection()
+    score_checkpoint(like, train, tiny_cfg(tmp_path, "train.select_num=96", "train.select_remeasure=false"), 4, off)
+    assert off.history == [(4, a)] and off.remeasured == {}
 
 
 def test_prune_keeps_the_protected_step(tmp_path):
@@ -76,6 +118,14 @@ def test_every_checkpoint_is_scored_the_best_is_kept_and_read_by_default(tmp_pat
     saved = json.load(open(os.path.join(path, "selection.json")))
     assert saved["method"] == "discriminative" and [s for s, _ in saved["history"]] == [2, 4, 6, 8]
     assert saved["seconds"] > 0  # the time spent scoring, for the run's cost
+    leads, low = [], 1.0  # remeasured: exactly the checkpoints whose first measurement would have led
+    for (step, score), first in zip(saved["history"], [dict((r[0], r[1]) for r in saved["remeasured"]).get(s, v)
+                                                       for s, v in saved["history"]]):
+        if first < low:
+            leads.append(step)
+        low = min(low, score)
+    assert [r[0] for r in saved["remeasured"]] == leads and leads[0] == 2
+    assert all(dict(saved["history"])[s] == pytest.approx((a + b) / 2) for s, a, b in saved["remeasured"])
     best = saved["best"]
     assert best == min(saved["history"], key=lambda sv: (sv[1], sv[0]))[0]
     assert os.path.getsize(os.path.join(path, "selection.png")) > 0

@@ -88,6 +88,10 @@ def test_selection_curve_marks_the_selected_step_and_has_the_promised_size(tmp_p
     green = np.array([44, 160, 44])  # tab:green, the selected step's star and its legend
     assert not np.any(np.all(plain[:, :, :3] == green, axis=-1))
     assert np.sum(np.all(marked[:, :, :3] == green, axis=-1)) > 20
+    both = read(plots_training.selection_curve(history, 500, tmp_path / "both.png", remeasured={500: (0.02, 0.18)}))
+    purple = np.array([148, 103, 189])  # tab:purple, the remeasured step's bar between its two measurements
+    assert not np.any(np.all(marked[:, :, :3] == purple, axis=-1))
+    assert np.sum(np.all(both[:, :, :3] == purple, axis=-1)) > 20
 
 
 def test_checkpoint_gif_has_one_frame_per_checkpoint(tmp_path, data):
