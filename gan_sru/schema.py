@@ -202,6 +202,9 @@ SCHEMA = {
                             "feature (the SRU function has no double backward; train/losses.py); 0: off"),
     "train.r1_epsilon": Field("float", 0.01, "> 0",
                               "with r1_gamma: the finite-difference step eps, in the data's [0, 1] scale"),
+    "train.r1_every": Field("int", 1, ">= 1", "lazy R1 (Karras et al. 2020): the penalty enters D's loss at every "
+                            "k-th D update only, weighted k x train.r1_gamma; the other updates skip its "
+                            "perturbed pass"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",

@@ -61,14 +61,6 @@ class StepGraph:
         d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs)
         d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
-        self.d_perturb = self.r1 = None  # train.r1_gamma: the direction u (L, B, C), fed per step; the penalty
-        if cfg["train"]["r1_gamma"] > 0:
-            eps = cfg["train"]["r1_epsilon"]
-            self.d_perturb = nn.Variable(self.real.shape)
-            d_perturbed = discriminator(dcfg, self.real + eps * self.d_perturb, self.mask, attrs=self.attrs)
-            self.r1 = r1_penalty(d_real, d_perturbed, eps)
-            self.r1.persistent = True  # readable after the D step (tests, probes)
-            self.d_loss = self.d_loss + cfg["train"]["r1_gamma"] * self.r1
         self.g_loss = g_loss_fn(loss, d_gen)
         if cfg["train"]["moment_loss"] > 0:
             self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask,
@@ -104,6 +96,20 @@ class StepGraph:
             width = dcfg["hidden_size"]
             self.d_loss = self.d_loss + weight * attribute_loss(self.real, self.mask, self.attrs, cond, width)
             self.g_loss = self.g_loss + weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width)
+        # train.r1_gamma: the direction u (L, B, C), fed per step, and the penalty. With train.r1_every k > 1
+        # (lazy regularisation) d_loss carries it with weight k x gamma and d_loss_lazy, D's loss at the other
+        # steps, does not (GanSteps.d_step picks one)
+        self.d_perturb = self.r1 = self.d_loss_lazy = None
+        if cfg["train"]["r1_gamma"] > 0:
+            eps, every = cfg["train"]["r1_epsilon"], cfg["train"]["r1_every"]
+            self.d_perturb = nn.Variable(self.real.shape)
+            d_perturbed = discriminator(dcfg, self.real + eps * self.d_perturb, self.mask, attrs=self.attrs)
+            self.r1 = r1_penalty(d_real, d_perturbed, eps)
+            self.r1.persistent = True  # readable after the D step (tests, probes)
+            if every > 1:
+                self.d_loss_lazy = self.d_loss
+                self.d_loss_lazy.persistent = True
+            self.d_loss = self.d_loss + every * cfg["train"]["r1_gamma"] * self.r1
         self.d_loss.persistent = self.g_loss.persistent = True
 
     def feed(self, batch, noise):

@@ -99,6 +99,7 @@ class GanSteps:
         self.max_len = int(spec.boundaries[-1])
         self.graphs = {}
         self.graph_builds = 0
+        self.d_loss_run = None  # the loss variable of the last D step (d_loss, or d_loss_lazy between R1 steps)
         nn.random.prng = np.random.RandomState(cfg["seed"])  # parameter initialisation
         self.graph_for(spec.boundaries[0])  # creates the parameters
         self.g_params, self.d_params = generator_params(), discriminator_params()
@@ -180,7 +181,7 @@ class GanSteps:
                     # G runs once; its backward buffers are kept
                     g.fake.forward(clear_no_need_grad=True, function_pre_hook=obs.forward_hook)
             with obs.phase("d_step"):
-                self.d_step(g)
+                self.d_step(g, index=step * self.tcfg["n_critic"] + k)
         with obs.phase("g_step"):
             d_loss, g_loss, stop = self.g_step(g)
         self.any_stop = stop > 0
@@ -223,11 +224,15 @@ class GanSteps:
             for k, p in self.g_params.items():
                 p.d = saved[k]
 
-    def d_step(self, g):
-        """D update; the fake batch must be computed already unless the strategy is linked."""
+    def d_step(self, g, index=0):
+        """D update number `index` (step x n_critic + critic iteration); the fake batch must be computed already
+        unless the strategy is linked. With train.r1_every k > 1 the R1 penalty is in D's loss (weighted k x
+        gamma) at every k-th update only, and the other updates skip the perturbed pass."""
+        lazy = g.d_loss_lazy is not None and index % self.tcfg["r1_every"] != 0
+        self.d_loss_run = loss = g.d_loss_lazy if lazy else g.d_loss
         self.solver_d.zero_grad()
-        g.d_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
-        g.d_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
+        loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
+        loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         self._update(self.solver_d, self.d_params)
         if self.tcfg["loss"] == "wasserstein":
             c = self.tcfg["weight_clip"]
@@ -246,8 +251,9 @@ class GanSteps:
         else:  # the G loss is linked to the noise: G runs forward again, then backward
             g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
             g.g_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
+        d_loss = self.d_loss_run if self.d_loss_run is not None else g.d_loss  # the D loss the last D step ran
         return self._update(self.solver_g, self.g_params,
-                            (float(g.d_loss.d), float(g.g_loss.d), float(bool(self.stop_requested()))))
+                            (float(d_loss.d), float(g.g_loss.d), float(bool(self.stop_requested()))))
 
     def _update(self, solver, params, extras=()):
         with self.observer.phase("all_reduce"):  # the global mean gradient (one packed buffer), before clipping sees it

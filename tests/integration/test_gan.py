@@ -11,7 +11,7 @@ from gan_sru.config import load_config
 from gan_sru.data import training_data
 from gan_sru.sizes import apply_size_rules
 from gan_sru.train import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
-from gan_sru.train.graphs import PERTURB
+from gan_sru.train.graphs import PERTURB, discriminator_params
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",
@@ -396,6 +396,34 @@ def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(t
                                           rf"{counts[small]} training sequences; the term needs at least 4"):
         steps = GanSteps(cfg, data.train, data.spec, strategy="detached")  # builds the first bucket's graph
         steps.graph_for(length)
+
+
+def test_lazy_r1_is_eager_r1_at_every_kth_d_update_with_k_times_gamma_and_off_between(tmp_path):
+    """train.r1_every 4: D's update number 0 or 4 is the update with r1_gamma 4 x 2.5; numbers 1-3 are the
+    update without the penalty, and skip its perturbed pass (the persistent penalty is not recomputed)."""
+    def d_after(index, *extra):
+        cfg = tiny_cfg(tmp_path, *extra, "data.num_buckets=2", config="configs/sines_varlen.yaml")
+        steps = make_steps(cfg, "detached")
+        batch, noise = steps.inputs(0)
+        g = steps.graph_for(batch.x.shape[0])
+        g.feed(batch, noise)
+        g.fake.forward()
+        if g.r1 is not None:
+            g.r1.d = -1.0
+        steps.d_step(g, index=index)
+        return {k: v.d.copy() for k, v in discriminator_params().items()}, steps, g
+
+    off, _, _ = d_after(0, "train.r1_gamma=0")
+    eager, _, _ = d_after(0, "train.r1_gamma=10")
+    for index in (0, 1, 3, 4):
+        lazy, steps, g = d_after(index, "train.r1_gamma=2.5", "train.r1_every=4")
+        want = eager if index % 4 == 0 else off
+        assert set(lazy) == set(want)
+        for k in want:
+            np.testing.assert_allclose(lazy[k], want[k], rtol=1e-6, atol=1e-7, err_msg=f"update {index}: {k}")
+        assert (steps.d_loss_run is g.d_loss) == (index % 4 == 0)
+        assert (float(g.r1.d) == -1.0) == (index % 4 != 0)
+    assert any(not np.allclose(eager[k], off[k]) for k in off)  # the penalty moved D
 
 
 def test_train_r1_gamma_adds_the_penalty_to_d_alone(tmp_path):
