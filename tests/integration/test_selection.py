@@ -118,10 +118,10 @@ def test_every_checkpoint_is_scored_the_best_is_kept_and_read_by_default(tmp_pat
     saved = json.load(open(os.path.join(path, "selection.json")))
     assert saved["method"] == "discriminative" and [s for s, _ in saved["history"]] == [2, 4, 6, 8]
     assert saved["seconds"] > 0  # the time spent scoring, for the run's cost
+    firsts = {s: a for s, a, _ in saved["remeasured"]}  # a remeasured step's first measurement
     leads, low = [], 1.0  # remeasured: exactly the checkpoints whose first measurement would have led
-    for (step, score), first in zip(saved["history"], [dict((r[0], r[1]) for r in saved["remeasured"]).get(s, v)
-                                                       for s, v in saved["history"]]):
-        if first < low:
+    for step, score in saved["history"]:
+        if firsts.get(step, score) < low:
             leads.append(step)
         low = min(low, score)
     assert [r[0] for r in saved["remeasured"]] == leads and leads[0] == 2
