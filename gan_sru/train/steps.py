@@ -99,7 +99,6 @@ class GanSteps:
         self.max_len = int(spec.boundaries[-1])
         self.graphs = {}
         self.graph_builds = 0
-        self.d_loss_run = None  # the loss variable of the last D step (d_loss, or d_loss_lazy between R1 steps)
         nn.random.prng = np.random.RandomState(cfg["seed"])  # parameter initialisation
         self.graph_for(spec.boundaries[0])  # creates the parameters
         self.g_params, self.d_params = generator_params(), discriminator_params()
@@ -181,9 +180,9 @@ class GanSteps:
                     # G runs once; its backward buffers are kept
                     g.fake.forward(clear_no_need_grad=True, function_pre_hook=obs.forward_hook)
             with obs.phase("d_step"):
-                self.d_step(g, index=step * self.tcfg["n_critic"] + k)
+                ran = self.d_step(g, index=step * self.tcfg["n_critic"] + k)
         with obs.phase("g_step"):
-            d_loss, g_loss, stop = self.g_step(g)
+            d_loss, g_loss, stop = self.g_step(g, ran)
         self.any_stop = stop > 0
         decay = ema_decay_at(step, self.ema_decay, t["g_ema_rampup"])
         for k, e in self.ema.items():
@@ -227,9 +226,10 @@ class GanSteps:
     def d_step(self, g, index=0):
         """D update number `index` (step x n_critic + critic iteration); the fake batch must be computed already
         unless the strategy is linked. With train.r1_every k > 1 the R1 penalty is in D's loss (weighted k x
-        gamma) at every k-th update only, and the other updates skip the perturbed pass."""
+        gamma) at every k-th update only, and the other updates skip the perturbed pass. Returns the loss
+        variable it ran (g.d_loss, or g.d_loss_lazy between R1 updates)."""
         lazy = g.d_loss_lazy is not None and index % self.tcfg["r1_every"] != 0
-        self.d_loss_run = loss = g.d_loss_lazy if lazy else g.d_loss
+        loss = g.d_loss_lazy if lazy else g.d_loss
         self.solver_d.zero_grad()
         loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
         loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
@@ -238,9 +238,11 @@ class GanSteps:
             c = self.tcfg["weight_clip"]
             for p in self.d_params.values():
                 p.data.copy_from(F.clip_by_value(p.data, -c, c))
+        return loss
 
-    def g_step(self, g):
-        """G update; returns (d_loss, g_loss, stop), the means over the ranks (the losses of the global batch)."""
+    def g_step(self, g, d_loss):
+        """G update; returns (d_loss, g_loss, stop), the means over the ranks (the losses of the global batch);
+        d_loss: the loss variable the last D update ran (d_step's return)."""
         self.solver_g.zero_grad()
         if self.strategy == "detached":
             g.fake_g.grad.zero()
@@ -251,7 +253,6 @@ class GanSteps:
         else:  # the G loss is linked to the noise: G runs forward again, then backward
             g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
             g.g_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
-        d_loss = self.d_loss_run if self.d_loss_run is not None else g.d_loss  # the D loss the last D step ran
         return self._update(self.solver_g, self.g_params,
                             (float(d_loss.d), float(g.g_loss.d), float(bool(self.stop_requested()))))
 
