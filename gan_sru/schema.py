@@ -195,6 +195,15 @@ SCHEMA = {
     "train.sequence_moment_lags": Field("int", 1, ">= 1",
                                         "with sequence_moment_loss: compare each sequence's per-feature "
                                         "autocorrelation at lags 1 .. N (at most L - 2); 1: the lag-1 one alone"),
+    "train.window_covariance_loss": Field("float", 0.0, ">= 0",
+                                          "weight of G's term on the joint covariance of window_covariance_lags + 1 "
+                                          "consecutive steps over the batch, in the real windows' whitened axes "
+                                          "(|E[u u^T] - I|^2 / D, unbiased from two halves of the batch; "
+                                          "gan_sru/ops/covariance.py): the combinations of correlated features "
+                                          "along which the data barely varies count as much as the rest; 0: off"),
+    "train.window_covariance_lags": Field("int", 1, ">= 0",
+                                          "with window_covariance_loss: the lags in a window (0: each step's "
+                                          "features alone; 1: (x_t, x_t-1))"),
     "train.r1_gamma": Field("float", 0.0, ">= 0",
                             "weight of D's gradient penalty on real sequences (R1, Mescheder et al. 2018): "
                             "gamma / 2 x E|grad_x D(x)|^2, estimated by finite differences along a random "

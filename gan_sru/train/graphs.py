@@ -23,6 +23,7 @@ from .losses import (
     r1_penalty,
     sequence_moment_loss,
     whitened_sequence_loss,
+    window_covariance_loss,
 )
 
 PERTURB = "d_perturb"  # the R1 penalty's random direction travels with the step's noise under this key
@@ -34,11 +35,13 @@ class StepGraph:
     Shapes: real (L, B, C), mask (L, B), noise as `gan_sru.networks.noise_shapes`. Parameters live under the
     scopes "G" and "D" and are shared by every bucket's graph. moment_impl: the moment terms' ("auto": fused on
     the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two). reference: the
-    `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0.
+    `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0;
+    windows: the (mean, whitening) of their windows (ops/covariance.py), needed with
+    train.window_covariance_loss > 0 (a bucket too short for a window goes without the term).
     """
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
-                 reference=None):
+                 reference=None, windows=None):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -83,6 +86,11 @@ class StepGraph:
                 raise ValueError("StepGraph: train.sequence_whitened_loss > 0 needs the real sequences' reference")
             self.g_loss = self.g_loss + weight * whitened_sequence_loss(self.fake_g, self.mask, reference,
                                                                         moment_impl)
+        weight, lags = cfg["train"]["window_covariance_loss"], cfg["train"]["window_covariance_lags"]
+        if weight > 0 and length > lags:
+            if windows is None:
+                raise ValueError("StepGraph: train.window_covariance_loss > 0 needs the real windows' reference")
+            self.g_loss = self.g_loss + weight * window_covariance_loss(self.fake_g, self.mask, *windows, lags)
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

@@ -282,3 +282,35 @@ def marginal_loss(fake, real, mask, impl="auto"):
     std = F.pow_scalar(F.sum(centred * centred, axis=1, keepdims=True) / n, 0.5) + 1e-6  # (C, 1)
     d = ranked(fake) - ranked(real)
     return F.mean(F.sum(F.abs(d), axis=1, keepdims=True) / (n * std))
+
+
+def window_covariance_loss(fake, mask, mu, W, lags=1):
+    """G's term on the joint second moments of `lags` + 1 consecutive steps in the real windows' whitened axes
+    (gan_sru/ops/covariance.py: why, and how `mu` (D,) and `W` (D, D) are made from real sequences): with u =
+    (v - mu) W of each generated window v = (x_t, x_t-1, ..., x_t-lags) whose steps are all valid, and M_a, M_b
+    the mean of u u^T over the windows of the batch's first and second half of sequences, trace((M_a - I)(M_b -
+    I)) / D: an unbiased estimate of |E[u u^T] - I|_F^2 / D. fake (L, B, C), 0 at padded steps; mask (L, B);
+    L > lags, B >= 2."""
+    L, B, C = fake.shape
+    D = (lags + 1) * C
+    if L <= lags or B < 2:
+        raise ValueError(f"the window covariance term needs more than {lags} steps and 2 sequences; got {L} x {B}")
+    n = L - lags
+    parts = [F.slice(fake, start=(lags - j, 0, 0), stop=(L - j, B, C)) for j in range(lags + 1)]
+    v = F.concatenate(*parts, axis=2) if lags else parts[0]  # (n, B, D)
+    valid = F.slice(mask, start=(lags, 0), stop=(L, B))
+    for j in range(1, lags + 1):
+        valid = valid * F.slice(mask, start=(lags - j, 0), stop=(L - j, B))
+    shift = nn.Variable.from_numpy_array(np.asarray(mu, np.float32).reshape(1, 1, D))
+    whiten = nn.Variable.from_numpy_array(np.asarray(W, np.float32))
+    u = F.reshape(F.affine(F.reshape(v - shift, (n * B, D)), whiten), (n, B, D))
+    u = u * F.reshape(valid, (n, B, 1))
+    eye = nn.Variable.from_numpy_array(np.eye(D, dtype=np.float32))
+    half = B // 2
+
+    def second_moment(start, stop):
+        part = F.reshape(F.slice(u, start=(0, start, 0), stop=(n, stop, D)), (1, n * (stop - start), D))
+        count = F.maximum_scalar(F.sum(F.slice(valid, start=(0, start), stop=(n, stop))), 1.0)
+        return F.reshape(F.batch_matmul(part, part, transpose_a=True), (D, D)) / F.reshape(count, (1, 1)) - eye
+
+    return F.sum(second_moment(0, half) * second_moment(half, 2 * half)) / float(D)

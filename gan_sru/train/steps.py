@@ -116,29 +116,51 @@ class GanSteps:
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
-                                            self.strategy, cond=self.cond, reference=self.whitened_reference(length))
+                                            self.strategy, cond=self.cond, reference=self.whitened_reference(length),
+                                            windows=self.window_reference(length))
             self.graph_builds += 1
         return self.graphs[length]
 
-    def whitened_reference(self, length):
-        """The statistics' reference of the real sequences of the bucket `length` (at most
-        ops.whitened.MAX_REFERENCE of them, drawn alike on every rank) for train.sequence_whitened_loss; None
-        when that term is off."""
-        if self.tcfg["sequence_whitened_loss"] <= 0:
-            return None
+    def bucket_sequences(self, length, limit, term):
+        """At most `limit` training sequences of the bucket `length`, drawn alike on every rank, padded: x (L, N, C),
+        mask (L, N). `term` names the option that needs them in the error for a bucket of fewer than 4."""
         from gan_sru.data.buckets import pad_batch
-        from gan_sru.ops import whitened
 
         bounds = list(self.spec.boundaries)
         members = np.flatnonzero(self.spec.buckets_of(self.train_set.lengths) == bounds.index(length))
         rng = np.random.default_rng([self.cfg["seed"], length])
-        picked = rng.permutation(members)[:whitened.MAX_REFERENCE]
+        picked = rng.permutation(members)[:limit]
         if len(picked) < 4:
-            raise GanSruError(f"train.sequence_whitened_loss: the bucket of length {length} holds {len(picked)} "
-                              "training sequences; the term needs at least 4 (set it to 0 or use fewer buckets)")
+            raise GanSruError(f"{term}: the bucket of length {length} holds {len(picked)} training sequences; "
+                              "the term needs at least 4 (set it to 0 or use fewer buckets)")
         x, mask, _ = pad_batch([self.train_set.sequences[i] for i in picked], length)
+        return x, mask
+
+    def whitened_reference(self, length):
+        """The statistics' reference of the real sequences of the bucket `length` (at most
+        ops.whitened.MAX_REFERENCE of them) for train.sequence_whitened_loss; None when that term is off."""
+        if self.tcfg["sequence_whitened_loss"] <= 0:
+            return None
+        from gan_sru.ops import whitened
+
+        x, mask = self.bucket_sequences(length, whitened.MAX_REFERENCE, "train.sequence_whitened_loss")
         return whitened.reference(x.transpose(1, 0, 2), mask.T[:, :, None], seed=self.cfg["seed"],
                                   rescale=self.tcfg["sequence_whitened_rescale"])
+
+    def window_reference(self, length):
+        """The mean and whitening of the windows of the real sequences of the bucket `length` for
+        train.window_covariance_loss (ops/covariance.py); None when that term is off or the bucket is too short
+        for a window."""
+        lags = self.tcfg["window_covariance_lags"]
+        if self.tcfg["window_covariance_loss"] <= 0 or length <= lags:
+            return None
+        from gan_sru.ops import covariance
+
+        x, mask = self.bucket_sequences(length, len(self.train_set.sequences), "train.window_covariance_loss")
+        try:
+            return covariance.reference(x.transpose(1, 0, 2), mask.T, lags, seed=self.cfg["seed"])
+        except ValueError as e:
+            raise GanSruError(f"train.window_covariance_loss: the bucket of length {length}: {e}") from None
 
     def inputs(self, step, k=0):
         """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""

@@ -345,6 +345,7 @@ COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "
     ("train.marginal_loss", "configs/sines.yaml", TINY),
     ("train.sequence_moment_loss", "configs/sines.yaml", TINY),
     ("train.sequence_whitened_loss", "configs/sines.yaml", TINY),  # variable lengths: a reference per bucket
+    ("train.window_covariance_loss", "configs/sines.yaml", TINY),  # a windows' reference per bucket
     ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
 ])
 def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
@@ -381,6 +382,33 @@ def test_train_sequence_whitened_rescale_reaches_the_reference(tmp_path):
         ref = steps.whitened_reference(data.spec.boundaries[0])
         spreads[rescale] = ref.spread[ref.spread > 1e-3]
     assert np.allclose(spreads[True], 1.0) and np.abs(spreads[False] - 1).max() > 0.2
+
+
+def test_the_window_term_whitens_each_buckets_real_windows_and_skips_a_bucket_too_short(tmp_path):
+    """Each bucket's reference is its own real windows' mean and whitening; a bucket no longer than the lags has
+    no reference and its graph goes without the term."""
+    from gan_sru.data.buckets import pad_batch
+    from gan_sru.ops.covariance import windows
+
+    cfg = tiny_cfg(tmp_path, "data.num_buckets=2", "train.window_covariance_loss=1", "train.window_covariance_lags=2",
+                   config="configs/sines_varlen.yaml")
+    data = training_data(cfg)
+    nn.clear_parameters()
+    steps = GanSteps(cfg, data.train, data.spec, strategy="detached")
+    buckets = data.spec.buckets_of(data.train.lengths)
+    for b, length in enumerate(data.spec.boundaries):
+        x, m, _ = pad_batch([s for s, k in zip(data.train.sequences, buckets) if k == b], length)
+        v = windows(x.transpose(1, 0, 2), m.T, 2)
+        mu, W = steps.window_reference(length)
+        np.testing.assert_allclose(mu, v.mean(axis=0), rtol=1e-6, atol=1e-9)
+        # unit variance along each eigen-axis of the real windows but those under the floor (sines: a window
+        # of 3 steps of 5 sines spans fewer directions than its 15 values), which keep lambda / floor
+        cov = np.cov(v.T, bias=True)
+        lam = np.linalg.eigvalsh(cov)
+        expected = np.minimum(lam / (1e-3 * lam.mean()), 1.0)
+        assert 0 < (expected < 1).sum() < len(lam)
+        np.testing.assert_allclose(W.T @ cov @ W, np.diag(expected), atol=1e-6)
+    assert steps.window_reference(2) is None
 
 
 def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(tmp_path):
