@@ -200,7 +200,8 @@ SCHEMA = {
                                           "consecutive steps over the batch, in the real windows' whitened axes "
                                           "(|E[u u^T] - I|^2 / D, unbiased from two halves of the batch; "
                                           "gan_sru/ops/covariance.py): the combinations of correlated features "
-                                          "along which the data barely varies count as much as the rest; 0: off"),
+                                          "along which the data barely varies count as much as the rest (off in "
+                                          "every config: on the wide set it did not improve the scores); 0: off"),
     "train.window_covariance_lags": Field("int", 1, ">= 0",
                                           "with window_covariance_loss: the lags in a window (0: each step's "
                                           "features alone; 1: (x_t, x_t-1))"),

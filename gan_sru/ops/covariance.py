@@ -1,15 +1,20 @@
 """G's window covariance term: the joint second moments of k + 1 consecutive steps, in the data's whitened axes.
 
-`train.moment_loss` matches the batch's feature means, stds and correlations entry by entry. Met that way
-(measured on the wide set, R1 config at 4300 steps, seeds 0 and 3: every lag-0 correlation within 0.008 of
-the data's, every lag-1 cross-correlation within 0.010), the generated windows (x_t, x_t-1) still had a
-covariance of 0.53-0.57 to 1.57-1.94 times the data's along some directions, in the real windows' whitened
-coordinates, where a held-out real set is 0.86-1.14 from the training set. Those directions mix the data's
-minor axes: combinations of correlated features along which real data barely varies. Entries of a
-correlation matrix weigh them as little as the data varies along them, yet a regressor trained on the samples
-and tested on real data (TimeGAN's predictive score) and a classifier telling the two apart both read them:
-a linear next-step predictor trained on the samples was 1.2-2.6% worse on real data than one trained on real
-data, the GRU of the predictive score 2.3-3.4%.
+`train.moment_loss` matches the batch's feature means, stds, correlations and lag-1 autocorrelations entry by
+entry. Met that way (benchmarks/window_covariance.py on the wide set, R1 config at 4300 steps, seeds 0 and 3),
+the generated windows (x_t, x_t-1) still had 0.57 / 0.52 to 1.56 / 1.90 times the data's variance along some
+directions in the real windows' whitened coordinates, where a held-out real set is 0.88-1.14 from the
+training set. Those directions mix the data's minor axes: combinations of correlated features along which
+real data barely varies, which entries of a correlation matrix weigh as little as the data varies along them.
+A linear next-step predictor trained on the samples was 1.6% / 2.9% worse on real data than one trained on
+real data (the GRU of TimeGAN's predictive score: 2.3% / 3.4%), so the term was built to see whether those
+directions are what the scores still read.
+
+Measured (README, "Sample quality", twelfth session): at weight 0.1 the windows' mismatch fell four-fold
+(|M - I|^2 / D at lag 1: 0.049-0.060 -> 0.012-0.013, held-out real 0.003), and neither the discriminative nor
+the predictive score improved; at 0.3 and 1 the term held G back (at weight 1 G's loss was 18-22 at step 100,
+1.4 without it: the whitening weighs the wide set's noise directions, 4% of the mean variance, 25 times). It
+is off in every config.
 
 From real windows v = (x_t, x_t-1, ..., x_t-k) (D = (k + 1) C values each, every step valid), the reference
 is their mean mu and a whitening matrix W = V diag(max(lambda, floor x mean(lambda)))^(-1/2) of their
