@@ -13,10 +13,7 @@ For each run folder (its selected checkpoint, else the newest; --checkpoint pick
 Prints a table per run and writes benchmarks/results/value_shape.json (one entry per run and step, replaced
 when scored again).
 """
-import argparse
-import json
 import os
-import sys
 
 import numpy as np
 
@@ -67,33 +64,19 @@ def describe(x, ref=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--checkpoint", default=None,
-                        help="a step, or latest (default: the selected one, else the newest)")
-    parser.add_argument("--num", type=int, default=1000)
-    args = parser.parse_args()
-    sys.path.insert(0, REPO)
-    import models  # noqa: F401
-    from gan_sru.commands.generate import generate_cut, training_split
-    from gan_sru.sampling import TrainedRun
+    from trained_runs import each_run, generated, load_results, parse_args, save_results
 
-    results = json.load(open(OUT)) if os.path.exists(OUT) else {}
-    for path in args.runs:
-        step = args.checkpoint if args.checkpoint in (None, "latest") else int(args.checkpoint)
-        run = TrainedRun(path, step)
-        train, _ = training_split(run.cfg)
+    args = parse_args(__doc__)
+    results = load_results(OUT)
+    for name, run, train, _ in each_run(args):
         real = np.stack(train.sequences[:args.num]).astype(np.float64)
-        fake = np.stack(generate_cut(run, np.full(len(real), real.shape[1]), 0)).astype(np.float64)
+        fake = generated(run, len(real), real.shape[1])
         r, g = describe(real), describe(fake, real)
-        name = os.path.basename(os.path.normpath(path))
         print(f"\n{name}, step {run.step}\n| statistic | real (training) | generated |\n|---|---|---|")
         for k in g:
             print(f"| {k} | {r.get(k, float('nan')):.4g} | {g[k]:.4g} |")
         results[f"{name}, step {run.step}"] = {"real": r, "generated": g}
-    from gan_sru.files import atomic_write_text
-
-    atomic_write_text(OUT, json.dumps(results, indent=1) + "\n")
+    save_results(OUT, results)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,7 @@ generated sequences, its MAE on the held-out sequences, and how much worse the g
 table and writes benchmarks/results/window_covariance.json (one entry per run and step, replaced when
 measured again).
 """
-import argparse
-import json
 import os
-import sys
 
 import numpy as np
 
@@ -72,37 +69,23 @@ def measure(train, holdout, fake):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--checkpoint", default=None,
-                        help="a step, or latest (default: the selected one, else the newest)")
-    parser.add_argument("--num", type=int, default=1000)
-    args = parser.parse_args()
-    sys.path.insert(0, REPO)
-    import models  # noqa: F401
-    from gan_sru.commands.generate import generate_cut, training_split
-    from gan_sru.files import atomic_write_text
-    from gan_sru.sampling import TrainedRun
+    from trained_runs import each_run, generated, load_results, parse_args, save_results
 
-    results = json.load(open(OUT)) if os.path.exists(OUT) else {}
-    for path in args.runs:
-        step = args.checkpoint if args.checkpoint in (None, "latest") else int(args.checkpoint)
-        run = TrainedRun(path, step)
-        train_set, holdout_set = training_split(run.cfg)
+    args = parse_args(__doc__)
+    results = load_results(OUT)
+    for name, run, train_set, holdout_set in each_run(args):
         lengths = {len(s) for s in train_set.sequences} | {len(s) for s in holdout_set.sequences}
         if len(lengths) != 1:
-            raise SystemExit(f"{path}: sequences of one length only (got lengths {sorted(lengths)[:5]} ...)")
+            raise SystemExit(f"{name}: sequences of one length only (got lengths {sorted(lengths)[:5]} ...)")
         train = np.stack(train_set.sequences).astype(np.float64)
         holdout = np.stack(holdout_set.sequences[:args.num]).astype(np.float64)
-        fake = np.stack(generate_cut(run, np.full(args.num, train.shape[1]), 0)).astype(np.float64)
-        r = measure(train, holdout, fake)
-        name = os.path.basename(os.path.normpath(path))
+        r = measure(train, holdout, generated(run, args.num, train.shape[1]))
         print(f"\n{name}, step {run.step}\n| measure | value |\n|---|---|")
         for k, v in r.items():
             shown = f"{v[0]:.3f} - {v[1]:.3f}" if isinstance(v, list) else f"{v:.4g}"
             print(f"| {k} | {shown} |")
         results[f"{name}, step {run.step}"] = r
-    atomic_write_text(OUT, json.dumps(results, indent=1) + "\n")
+    save_results(OUT, results)
 
 
 if __name__ == "__main__":
