@@ -156,7 +156,8 @@ class GanSteps:
             return None
         from gan_sru.ops import covariance
 
-        x, mask = self.bucket_sequences(length, len(self.train_set.sequences), "train.window_covariance_loss")
+        limit = -(-covariance.MAX_WINDOWS // (length - lags))  # enough sequences for the windows the reference keeps
+        x, mask = self.bucket_sequences(length, limit, "train.window_covariance_loss")
         try:
             return covariance.reference(x.transpose(1, 0, 2), mask.T, lags, seed=self.cfg["seed"])
         except ValueError as e:
