@@ -411,6 +411,27 @@ def test_the_window_term_whitens_each_buckets_real_windows_and_skips_a_bucket_to
     assert steps.window_reference(2) is None
 
 
+def test_the_window_term_refuses_a_bucket_of_too_few_windows_by_its_length(tmp_path):
+    """Its reference needs more windows than a window has values; a bucket with fewer is named with both counts
+    when its graph is built."""
+    from gan_sru.data.buckets import pad_batch
+    from gan_sru.ops.covariance import windows
+
+    cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.window_covariance_loss=1",
+                   config="configs/sines_varlen.yaml")
+    data = training_data(cfg)
+    buckets = data.spec.buckets_of(data.train.lengths)
+    length = data.spec.boundaries[0]
+    x, m, _ = pad_batch([s for s, b in zip(data.train.sequences, buckets) if b == 0], length)
+    count, C = len(windows(x.transpose(1, 0, 2), m.T, 1)), x.shape[2]
+    assert 4 <= (buckets == 0).sum() and count <= 2 * C  # enough sequences, too few windows
+    nn.clear_parameters()
+    with pytest.raises(GanSruError, match=rf"train.window_covariance_loss: the bucket of length {length}: the window "
+                                          rf"covariance term with 1 lag\(s\) needs more than {2 * C} windows of 2 "
+                                          rf"valid steps; the real sequences hold {count}"):
+        GanSteps(cfg, data.train, data.spec, strategy="detached")  # builds the first bucket's graph
+
+
 def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(tmp_path):
     """Its reference needs 4 real sequences of each bucket; a smaller bucket is named when its graph is built."""
     cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.sequence_whitened_loss=1",
