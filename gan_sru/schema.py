@@ -55,6 +55,11 @@ SCHEMA = {
     "data.window_stride": Field("int", 1, ">= 1", "file data: step between window starts"),
     "data.num_buckets": Field("int", 3, ">= 1", "number of length buckets (quantiles of the lengths)"),
     "data.holdout_fraction": Field("float", 0.1, "[0, 1)", "share of sequences held out as real data for evaluate"),
+    "data.holdout_split": Field("str", "random", ("random", "blocks"),
+                                "how the held-out share is chosen: random sequences (windows), or blocks: "
+                                "data.holdout_blocks contiguous runs spread over the data, training windows that "
+                                "share a step with them left out, so no held-out step is a training step"),
+    "data.holdout_blocks": Field("int", 5, ">= 1", "with blocks: how many contiguous held-out runs"),
     # generator
     "model.generator.name": Field("str", "sru", GENERATORS, "generator architecture (models/generators.py)"),
     "model.generator.noise_dim": Field("int?", None, ">= 1", "noise features per time step; null: from the data "

@@ -28,7 +28,8 @@ class Dataset:
     `attributes` (N, W) float32 the encoded per-sequence attributes (W may be 0), else None.
     """
 
-    def __init__(self, sequences, scaler, source, num_features=None, info=None, attributes=None, encoding=None):
+    def __init__(self, sequences, scaler, source, num_features=None, info=None, attributes=None, encoding=None,
+                 spans=None):
         self.sequences = sequences
         self.lengths = np.array([len(s) for s in sequences], dtype=np.int64)
         self.num_features = int(num_features if num_features is not None else sequences[0].shape[1])
@@ -36,28 +37,99 @@ class Dataset:
         self.source = source
         self.info = info if info is not None else {}
         self.attributes, self.encoding = attributes, encoding
+        # windows cut from longer sequences: (N, 2) int64, the source sequence's index and the window's first step
+        # (their steps are [start, start + length)), so a split can tell which windows share steps; else None
+        self.spans = None if spans is None else np.asarray(spans, np.int64).reshape(len(sequences), 2)
 
     def __len__(self):
         return len(self.sequences)
 
     def subset(self, indices):
         """The sequences at `indices`, same scaler, source and info."""
-        attrs = None if self.attributes is None else self.attributes[np.asarray(indices, np.int64)]
+        indices = np.asarray(indices, np.int64)
+        attrs = None if self.attributes is None else self.attributes[indices]
+        spans = None if self.spans is None else self.spans[indices]
         return Dataset([self.sequences[i] for i in indices], self.scaler, self.source, self.num_features, self.info,
-                       attrs, self.encoding)
+                       attrs, self.encoding, spans)
 
-    def split(self, holdout_fraction, seed):
-        """Deterministic random split -> (train, holdout). At least one sequence stays in train;
-        a positive fraction holds out at least one sequence when there are two or more."""
+    def split_plan(self, holdout_fraction, seed, how="random", blocks=5):
+        """Which sequences train and which are held out: a SplitPlan(train, holdout, how, blocks, left_out).
+
+        how: "random" (a deterministic random share) or "blocks" (`blocks` contiguous runs of the sequences in
+        their order, one at a random place in each of `blocks` equal stretches, so the held-out part spreads
+        over the data; training windows that share a step with a held-out window are left out). At least one
+        sequence stays in train; a positive fraction holds out at least one sequence when there are two or
+        more."""
         if not 0 <= holdout_fraction < 1:
             raise ValueError(f"holdout_fraction must be in [0, 1), got {holdout_fraction}")
+        if how not in HOLDOUT_SPLITS:
+            raise ValueError(f"holdout split {how!r}: expected one of {', '.join(HOLDOUT_SPLITS)}")
         n = len(self)
         n_hold = round(n * holdout_fraction)
         if holdout_fraction > 0:
             n_hold = max(n_hold, 1)
         n_hold = max(0, min(n_hold, n - 1))
-        order = np.random.default_rng([seed, _SPLIT_STREAM]).permutation(n)
-        return self.subset(np.sort(order[n_hold:])), self.subset(np.sort(order[:n_hold]))
+        rng = np.random.default_rng([seed, _SPLIT_STREAM])
+        if how == "random" or n_hold == 0:
+            order = rng.permutation(n)
+            return SplitPlan(np.sort(order[n_hold:]), np.sort(order[:n_hold]), how, 0, 0)
+        held = _held_blocks(n, n_hold, max(1, min(int(blocks), n_hold)), rng)
+        hold = np.zeros(n, bool)
+        hold[held] = True
+        overlap = self._overlapping(hold) & ~hold
+        train = np.flatnonzero(~hold & ~overlap)
+        if not len(train):
+            raise DataError(f"{self.source}: holding out {n_hold} of {n} windows in {blocks} blocks leaves no "
+                            f"training window that shares no step with them; expected a longer series, a "
+                            f"smaller data.holdout_fraction or data.window, or data.holdout_split: random")
+        runs = int(np.sum(np.diff(np.concatenate([[0], hold.astype(np.int8)])) == 1))
+        return SplitPlan(train, np.flatnonzero(hold), how, runs, int(overlap.sum()))
+
+    def split(self, holdout_fraction, seed, how="random", blocks=5):
+        """-> (train, holdout) Datasets, as split_plan chooses them."""
+        plan = self.split_plan(holdout_fraction, seed, how, blocks)
+        return self.subset(plan.train), self.subset(plan.holdout)
+
+    def _overlapping(self, hold):
+        """(N,) bool: the sequences that share a step of their source sequence with a sequence where `hold`."""
+        if self.spans is None:
+            return np.zeros(len(self), bool)
+        out = np.zeros(len(self), bool)
+        src, start, end = self.spans[:, 0], self.spans[:, 1], self.spans[:, 1] + self.lengths
+        for s in np.unique(src[hold]):
+            mine = src == s
+            covered = np.zeros(int(end[mine].max()) + 1, np.int64)  # +1 at a held-out start, -1 at its end
+            np.add.at(covered, start[mine & hold], 1)
+            np.add.at(covered, end[mine & hold], -1)
+            steps = np.concatenate([[0], np.cumsum(np.cumsum(covered) > 0)])  # held-out steps before each step
+            out[mine] = steps[end[mine]] > steps[start[mine]]
+        return out
+
+
+HOLDOUT_SPLITS = ("random", "blocks")
+
+
+class SplitPlan(NamedTuple):
+    """A split's indices (sorted), its kind ("random" or "blocks"), the held-out runs (blocks) and how many
+    training windows were left out for sharing steps with held-out ones."""
+    train: np.ndarray
+    holdout: np.ndarray
+    how: str
+    blocks: int
+    left_out: int
+
+
+def _held_blocks(n, n_hold, k, rng):
+    """Indices of `n_hold` of range(n) in k contiguous blocks, block j at a random place in the j-th of k equal
+    stretches (a block no longer than its stretch)."""
+    edges = np.round(np.arange(k + 1) * n / k).astype(np.int64)
+    sizes = np.diff(np.round(np.arange(k + 1) * n_hold / k).astype(np.int64))
+    out = []
+    for j in range(k):
+        size = min(int(sizes[j]), int(edges[j + 1] - edges[j]))
+        first = edges[j] + int(rng.integers(edges[j + 1] - edges[j] - size + 1))
+        out.append(np.arange(first, first + size))
+    return np.concatenate(out)
 
 
 def load_dataset(data_cfg, seed, source=None):
@@ -150,30 +222,33 @@ def _scaled(raw_arrays, name, raw, info, window=None, stride=1, report=None, enc
                             f"(min {scaler.min.tolist()}, max {scaler.max.tolist()})")
     if encoding is not None:
         sequences, scaler = with_encoded(sequences, scaler, raw, encoding, name)
+    spans = None
     if window:
-        sequences, sources = make_windows(sequences, window, stride, return_sources=True)
+        sequences, spans = make_windows(sequences, window, stride, return_spans=True)
         if report is not None and report["policy"] == "drop" and report["values"]:
-            sequences = drop_windows(sequences, sources, raw, report, window)
+            kept = drop_windows(sequences, spans[:, 0], raw, report, window)
+            sequences, spans = [sequences[k] for k in kept], spans[kept]
         info["window"] = {"length": window, "stride": stride}
     if encoding is None:
-        return Dataset(sequences, scaler, name, info=info)
+        return Dataset(sequences, scaler, name, info=info, spans=spans)
     width = encoding.num_features
     attributes = np.stack([s[0, width:] for s in sequences]).astype(np.float32)
     info["encoding"] = encoding.to_dict()
     return Dataset([np.ascontiguousarray(s[:, :width]) for s in sequences], scaler, name, info=info,
-                   attributes=attributes, encoding=encoding)
+                   attributes=attributes, encoding=encoding, spans=spans)
 
 
-def make_windows(sequences, window, stride=1, return_sources=False):
+def make_windows(sequences, window, stride=1, return_spans=False):
     """Cut each (L_i, C) sequence into windows (window, C) starting every `stride` steps.
-    A sequence shorter than `window` is kept whole. return_sources: also the source index of each window."""
-    out, sources = [], []
+    A sequence shorter than `window` is kept whole. return_spans: also an (N, 2) int64 array of each window's
+    source index and first step."""
+    out, spans = [], []
     for i, s in enumerate(sequences):
         starts = [0] if len(s) <= window else range(0, len(s) - window + 1, stride)
         for start in starts:
             out.append(s[start:start + window])
-            sources.append(i)
-    return (out, sources) if return_sources else out
+            spans.append((i, start))
+    return (out, np.asarray(spans, np.int64).reshape(-1, 2)) if return_spans else out
 
 
 def time_spacing(raw):
@@ -206,5 +281,6 @@ def training_data(cfg):
     evaluation, the profiler, the benchmarks and the tests. Buckets come from every sequence's length, so
     any subset fits them."""
     dataset = load_dataset(cfg["data"], cfg["seed"])
-    train, holdout = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"])
+    train, holdout = dataset.split(cfg["data"]["holdout_fraction"], cfg["seed"], cfg["data"]["holdout_split"],
+                                   cfg["data"]["holdout_blocks"])
     return TrainingData(dataset, train, holdout, BucketSpec.from_lengths(dataset.lengths, cfg["data"]["num_buckets"]))

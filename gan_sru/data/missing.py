@@ -79,12 +79,12 @@ def interpolate(a, times, place):
 
 def drop_windows(windows, sources, raw, report, window):
     """Leave out the windows (list of (L_w, C) float64) that hold NaN. sources[k]: index in `raw` of the
-    sequence window k was cut from. Returns the kept windows; a DataError when none is left."""
-    keep = [w for w in windows if not np.isnan(w).any()]
+    sequence window k was cut from. Returns the indices of the kept windows; a DataError when none is left."""
+    keep = [k for k, w in enumerate(windows) if not np.isnan(w).any()]
     dropped = len(windows) - len(keep)
     if not keep:
         longest = max(_longest_run(a) for a in raw.arrays)
-        place = raw.places[sources[0]] if sources else raw.places[0]
+        place = raw.places[sources[0]] if len(sources) else raw.places[0]
         raise DataError(f"{place.file}: every one of the {len(windows)} windows of {window} steps holds a missing "
                         f"value; data.missing: drop leaves none (the longest stretch without missing values is "
                         f"{longest} steps, first missing value at {report['first']}); use a data.window of at "

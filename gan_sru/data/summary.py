@@ -29,7 +29,8 @@ def describe(dataset, data_cfg, seed):
     (data units), missing values and what was done, time spacing, windows, the training set, buckets."""
     info = dataset.info
     spec = BucketSpec.from_lengths(dataset.lengths, data_cfg["num_buckets"])
-    train, holdout = dataset.split(data_cfg["holdout_fraction"], seed)
+    plan = dataset.split_plan(data_cfg["holdout_fraction"], seed, data_cfg.get("holdout_split", "random"),
+                              data_cfg.get("holdout_blocks", 5))
     counts = np.bincount(spec.buckets_of(dataset.lengths), minlength=spec.num_buckets)
     names = info.get("feature_names") or [f"f{k}" for k in range(dataset.num_features)]
     read_lengths = info.get("lengths_read", dataset.lengths)
@@ -48,8 +49,9 @@ def describe(dataset, data_cfg, seed):
                                         "action": "nothing to do: no value is missing"}),
         "time": info.get("time", {"kind": None}),
         "window": info.get("window"),
-        "training": {"sequences": len(dataset), "train": len(train), "holdout": len(holdout),
-                     "lengths": _lengths(dataset.lengths)},
+        "training": {"sequences": len(dataset), "train": len(plan.train), "holdout": len(plan.holdout),
+                     "lengths": _lengths(dataset.lengths), "split": plan.how, "blocks": plan.blocks,
+                     "left_out": plan.left_out},
         "buckets": [{"length": int(b), "sequences": int(n)} for b, n in zip(spec.boundaries, counts)],
     }
 
@@ -109,6 +111,9 @@ def summary_text(s):
     t = s["training"]
     lines.append(f"  training data: {_count(t['sequences'], 'sequence')} ({t['train']} train, {t['holdout']} held "
                  f"out), lengths {t['lengths']['min']} / {t['lengths']['median']:g} / {t['lengths']['max']}")
+    if t.get("split") == "blocks" and t.get("blocks"):
+        lines.append(f"  held out: {_count(t['blocks'], 'contiguous block')} (data.holdout_split: blocks); "
+                     f"{_count(t['left_out'], 'training window')} that share steps with them left out")
     lines.append("  buckets: " + ", ".join(f"<= {b['length']} steps: {b['sequences']}" for b in s["buckets"]))
     lines += [f"  note: {n}" for n in s["notes"]]
     return "\n".join(lines)

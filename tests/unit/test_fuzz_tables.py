@@ -46,6 +46,16 @@ def check_loaded(ds, name):
     x = np.concatenate(ds.sequences)
     assert x.dtype == np.float32 and np.isfinite(x).all() and x.min() >= 0 and x.max() <= 1
     assert all(len(s) >= 1 for s in ds.sequences) and ds.info["missing"]["policy"]
+    try:  # the blocked held-out split: a training sequence left, no step in both parts
+        plan = ds.split_plan(0.25, 0, "blocks", 2)
+    except DataError as e:
+        assert "leaves no training window" in str(e)
+        return
+    assert len(plan.train) >= 1 and len(plan.train) + len(plan.holdout) + plan.left_out == len(ds)
+    if ds.spans is not None:
+        steps = [{(int(ds.spans[i, 0]), int(ds.spans[i, 1]) + t) for i in part for t in range(ds.lengths[i])}
+                 for part in (plan.train, plan.holdout)]
+        assert not steps[0] & steps[1]
 
 
 def data_cfg(path, missing, window, id_column="id", time_column="time"):
