@@ -22,6 +22,8 @@ Scores (gan_sru.metrics), all lower is better:
   correlational   Diffusion-TS's correlational score: |corr(other) - corr(real)| over the lower triangle / 10,
                   mean and std over 5 draws of a fifth of the set
   mmd2            unbiased MMD^2, RBF kernel, median-heuristic bandwidth, flattened sequences
+Does it copy (commands/evaluate_memorisation.py): each generated and held-out sequence's distance to its
+  nearest training sequence, their medians' ratio and the generated share under the held-out 5% quantile.
 What tells them apart (gan_sru.metrics.separability; commands/evaluate_separability.py): per group of
   per-sequence statistics (levels, spreads, extremes, step changes, autocorrelations, feature correlations,
   spectrum), how well a logistic regression on that group alone tells generated (and, for the floor,
@@ -33,8 +35,9 @@ Writes into RUN/evaluation/ (each evaluation replaces the previous; metrics.json
   metrics.json, report.md, pca.png (real vs generated on the real set's first two principal components),
   autocorrelation.png (mean ACF per feature, real solid, generated dashed), real_vs_generated.png (one axis
   per feature; up to 8 features, the highest-variance ones of wider data), correlation.png (real and
-  generated feature correlations and their difference), scores.png (generated next to the floor) and
-  separability.png (what tells them apart, per group of statistics).
+  generated feature correlations and their difference), scores.png (generated next to the floor),
+  separability.png (what tells them apart, per group of statistics) and memorisation.png (the nearest-training
+  distances of generated and held-out sequences).
 """
 import json
 import os
@@ -43,6 +46,8 @@ import time
 import numpy as np
 
 from gan_sru import ConfigError
+from gan_sru.commands.evaluate_memorisation import PICTURE as MEMORISATION_PICTURE
+from gan_sru.commands.evaluate_memorisation import memorisation_markdown, memorisation_section
 from gan_sru.commands.evaluate_separability import PICTURE as SEPARABILITY_PICTURE
 from gan_sru.commands.evaluate_separability import separability_markdown, separability_section, separability_table
 from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
@@ -53,7 +58,7 @@ TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2")
 PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
             "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png",
-            "separability": SEPARABILITY_PICTURE}
+            "separability": SEPARABILITY_PICTURE, "memorisation": MEMORISATION_PICTURE}
 MAX_LAG = 50
 _SUBSET_STREAM = 0xE7A1
 
@@ -179,6 +184,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         "scale": "[0, 1] training scale (the run's min-max scaling of its training data)",
         "generated": generated, "holdout": floor, "targets": TARGETS,
         "separability": separability_section(real, fake, held, seed, out, run.step),
+        "memorisation": memorisation_section(train.sequences, fake, held, run.cfg["data"], out, run.step),
         "pictures": dict(PICTURES), "seconds": None,
     }
     if floor is None:
@@ -316,6 +322,8 @@ def report_markdown(result):
     ]
     if r["separability"] is not None:
         lines += [separability_markdown(r["separability"])]
+    if r.get("memorisation"):
+        lines += [memorisation_markdown(r["memorisation"])]
     if r.get("conditional"):
         from gan_sru.commands.evaluate_conditional import conditional_markdown
 

@@ -185,8 +185,14 @@ def test_evaluate_writes_metrics_report_and_pictures(fixed_run, tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "step 4" in report and "16 generated" in report and "repeats of the discriminative score: 2" in report
     sizes = {"pca": (600, 600), "autocorrelation": (800, 500), "real_vs_generated": (1200, 400),
-             "correlation": (1500, 540), "scores": (900, 400), "separability": (800, 420)}
+             "correlation": (1500, 540), "scores": (900, 400), "separability": (800, 420),
+             "memorisation": (800, 420)}
     assert set(metrics["pictures"]) == set(sizes)
+    mem = metrics["memorisation"]
+    assert mem["references"] >= 16 and mem["shared_steps"] is False and "distances" not in mem
+    assert 0 <= mem["generated"]["q05"] <= mem["generated"]["median"] and mem["holdout"]["median"] > 0
+    assert np.isclose(mem["median_ratio"], mem["generated"]["median"] / mem["holdout"]["median"])
+    assert "## Does it copy its training data?" in report and f"**{mem['median_ratio']:.3f}**" in report
     sep = metrics["separability"]
     assert set(sep["generated"]) == set(sep["holdout"]) == set(GROUPS)
     assert all(0 <= v <= 0.5 for part in sep.values() for v in part.values())
