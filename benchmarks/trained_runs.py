@@ -10,13 +10,16 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def parse_args(doc):
-    """RUN [RUN ...] [--checkpoint STEP|latest] [--num N], described by the first line of `doc`."""
+def parse_args(doc, more=None):
+    """RUN [RUN ...] [--checkpoint STEP|latest] [--num N], described by the first line of `doc`; more(parser)
+    adds a benchmark's own options."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("runs", nargs="+")
     parser.add_argument("--checkpoint", default=None,
                         help="a step, or latest (default: the selected one, else the newest)")
     parser.add_argument("--num", type=int, default=1000)
+    if more is not None:
+        more(parser)
     return parser.parse_args()
 
 

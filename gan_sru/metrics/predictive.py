@@ -12,7 +12,7 @@ PREDICTIVE_ITERATIONS = 1000
 
 
 def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, batch_size=128, hidden_size=None,
-                     learning_rate=LEARNING_RATE, seed=0, progress=True):
+                     learning_rate=LEARNING_RATE, seed=0, progress=True, per_step=False):
     """TimeGAN's predictive score (train on synthetic, test on real).
 
     A one-layer GRU + affine + sigmoid regressor reads features ``0..C-2`` at steps 0..t and
@@ -27,10 +27,13 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
         hidden_size: GRU width; default ``max(4, 2 * ceil(C / 2))``.
         seed: seed of the initialisation and batches.
         progress: show a tqdm bar.
+        per_step: also return the MAE of each predicted step.
 
     Returns:
         dict(mae=float): mean absolute error over all valid predicted steps of ``test_seqs``
-        (for equal lengths this is TimeGAN's mean of per-sequence MAEs).
+        (for equal lengths this is TimeGAN's mean of per-sequence MAEs); with per_step also
+        mae_per_step: list of L-1 floats, entry t the MAE of predicting step t+1 over the sequences that
+        have it (NaN where none has).
     """
     names = ("train_seqs", "test_seqs")
     xa, la, xb, lb = _pair(train_seqs, test_seqs, "predictive_score", names)
@@ -56,7 +59,12 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
             solver.update(grads)
         pred = model.predict(inputs_b, steps_b, EVAL_BATCH)
     mask = np.arange(L - 1)[None, :] < steps_b[:, None]
-    return dict(mae=float(np.sum(np.abs(pred - target_b) * mask, dtype=np.float64) / mask.sum()))
+    err = np.abs(pred - target_b) * mask
+    out = dict(mae=float(np.sum(err, dtype=np.float64) / mask.sum()))
+    if per_step:
+        with np.errstate(invalid="ignore"):
+            out["mae_per_step"] = (np.sum(err, axis=0, dtype=np.float64) / mask.sum(axis=0)).tolist()
+    return out
 
 
 def _predictive_arrays(x):

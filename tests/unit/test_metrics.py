@@ -155,6 +155,21 @@ def test_predictive_score_lower_when_trained_on_data_with_the_real_dependency():
     assert good < 0.05 and bad > 0.1 and good < bad / 3, (good, bad)
 
 
+def test_predictive_score_per_step_adds_up_to_the_mae():
+    real = lagged_data(40, seed=1, length=10)
+    test = [real[i, :n] for i, n in enumerate(np.r_[np.full(20, 10), np.full(20, 6)])]  # steps 6..9 in 20 only
+    test[0] = real[0, :1]  # one sequence with nothing to predict
+    out = metrics.predictive_score(lagged_data(40, seed=2, length=10), test, iterations=20, progress=False,
+                                   per_step=True)
+    per, counts = np.asarray(out["mae_per_step"]), np.r_[np.full(5, 39), np.full(4, 19)]
+    assert per.shape == (9,) and np.all(np.isfinite(per))
+    assert np.isclose(np.sum(per * counts) / counts.sum(), out["mae"])
+    plain = metrics.predictive_score(lagged_data(40, seed=2, length=10), test, iterations=20, progress=False)
+    assert plain == {"mae": out["mae"]}  # the same regressor; per_step only adds the breakdown
+    short = metrics.predictive_score(real, real[:, :6], iterations=5, progress=False, per_step=True)["mae_per_step"]
+    assert len(short) == 9 and np.all(np.isfinite(short[:5])) and np.all(np.isnan(short[5:]))  # no test step
+
+
 def test_predictive_score_needs_two_features():
     with pytest.raises(DataError, match="at least 2"):
         metrics.predictive_score(noise(10, features=1), noise(10, features=1), iterations=1, progress=False)
