@@ -11,7 +11,8 @@ import numpy as np
 
 from gan_sru import DataError
 
-CHUNK = 256  # queries per distance block: a (CHUNK, N_ref) block of squared distances at a time
+CHUNK = 256  # queries per distance block
+REF_CHUNK = 4096  # references stacked at a time: memory stays bounded for large training sets
 CLOSE_QUANTILE = 0.05  # "close": nearer than this quantile of the held-out sequences' distances
 
 
@@ -29,17 +30,21 @@ def nearest_distances(queries, references):
     q_len = np.array([len(q) for q in queries])
     for length in np.unique(np.minimum(q_len, ref_len.max())):
         idx = np.flatnonzero(np.minimum(q_len, ref_len.max()) == length)
-        refs = np.stack([np.asarray(r[:length], np.float64).ravel() for r, n in zip(references, ref_len)
-                         if n >= length])
         qs = np.stack([np.asarray(queries[i][:length], np.float64).ravel() for i in idx])
-        if qs.shape[1] != refs.shape[1]:
-            raise DataError(f"nearest_distances: queries have {qs.shape[1] // length} features, references "
-                            f"{refs.shape[1] // length}; expected the same")
-        r2 = np.einsum("ij,ij->i", refs, refs)
-        for s in range(0, len(idx), CHUNK):
-            q = qs[s:s + CHUNK]
-            d2 = np.einsum("ij,ij->i", q, q)[:, None] + r2[None, :] - 2.0 * q @ refs.T
-            out[idx[s:s + CHUNK]] = np.sqrt(np.maximum(d2.min(axis=1), 0.0) / refs.shape[1])
+        q2 = np.einsum("ij,ij->i", qs, qs)
+        best = np.full(len(idx), np.inf)
+        usable = np.flatnonzero(ref_len >= length)
+        for r0 in range(0, len(usable), REF_CHUNK):
+            refs = np.stack([np.asarray(references[j][:length], np.float64).ravel()
+                             for j in usable[r0:r0 + REF_CHUNK]])
+            if qs.shape[1] != refs.shape[1]:
+                raise DataError(f"nearest_distances: queries have {qs.shape[1] // length} features, references "
+                                f"{refs.shape[1] // length}; expected the same")
+            r2 = np.einsum("ij,ij->i", refs, refs)
+            for s in range(0, len(idx), CHUNK):
+                d2 = q2[s:s + CHUNK, None] + r2[None, :] - 2.0 * qs[s:s + CHUNK] @ refs.T
+                best[s:s + CHUNK] = np.minimum(best[s:s + CHUNK], d2.min(axis=1))
+        out[idx] = np.sqrt(np.maximum(best, 0.0) / qs.shape[1])
     return out
 
 

@@ -1,10 +1,14 @@
 """The memorisation check: nearest-training distances against a direct computation, copies found, independent
 samples at the held-out level, and the evaluate section's warning where held-out windows share steps."""
+import importlib
+
 import numpy as np
 import pytest
 
 from gan_sru import DataError, metrics
 from gan_sru.commands.evaluate_memorisation import memorisation_markdown, memorisation_section, shares_steps
+
+memorisation = importlib.import_module("gan_sru.metrics.memorisation")  # the module (the package exports the function)
 
 
 def brute(queries, references):
@@ -19,10 +23,14 @@ def brute(queries, references):
     return np.array(out)
 
 
-def test_nearest_distances_match_a_direct_computation_with_ragged_lengths():
+def test_nearest_distances_match_a_direct_computation_with_ragged_lengths(monkeypatch):
     rng = np.random.default_rng(0)
     refs = [rng.uniform(0, 1, (n, 3)) for n in rng.integers(4, 9, 40)]
     queries = [rng.uniform(0, 1, (n, 3)) for n in rng.integers(2, 12, 300)]  # some longer than every reference
+    np.testing.assert_allclose(metrics.nearest_distances(queries, refs), brute(queries, refs), rtol=1e-9,
+                               atol=1e-9)
+    monkeypatch.setattr(memorisation, "REF_CHUNK", 7)  # references a few at a time: the same minimum
+    monkeypatch.setattr(memorisation, "CHUNK", 5)
     np.testing.assert_allclose(metrics.nearest_distances(queries, refs), brute(queries, refs), rtol=1e-9,
                                atol=1e-9)
     assert metrics.nearest_distances([refs[3]], refs)[0] == pytest.approx(0.0, abs=1e-7)
