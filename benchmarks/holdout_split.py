@@ -33,12 +33,6 @@ def floors(real, other, repeats, protocol, seed=0):
             "predictive": round(p["mae"], 5)}
 
 
-def pick(sequences, num, rng):
-    import numpy as np
-
-    return [sequences[i] for i in np.sort(rng.choice(len(sequences), min(num, len(sequences)), replace=False))]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20000)
@@ -56,6 +50,7 @@ def main():
     import pandas as pd
 
     import models  # noqa: F401  (registers the networks the config names)
+    from gan_sru.commands.evaluate import _subset as pick  # evaluate's draw: min(num, size), in order
     from gan_sru.config import load_config
     from gan_sru.data import load_dataset, make_windows
     from gan_sru.data.builtin import make_factors, make_lorenz96
@@ -67,10 +62,9 @@ def main():
             series = makers[kind](2, args.rows, 28, 0)  # two independent series of one process
             path = os.path.join(tmp, f"{kind}.csv")
             pd.DataFrame(series[0], columns=[f"f{k}" for k in range(28)]).to_csv(path, index=False)
+            cfg = load_config(None, ["data.source=file", f"data.path={path}", f"data.window={args.window}"])["data"]
+            ds = load_dataset(cfg, 0)  # read and cut once; each split only picks indices
             for how, k in [("random", 0)] + [("blocks", int(b)) for b in args.blocks.split(",")]:
-                cfg = load_config(None, ["data.source=file", f"data.path={path}", f"data.window={args.window}",
-                                         f"data.holdout_split={how}", f"data.holdout_blocks={max(k, 1)}"])["data"]
-                ds = load_dataset(cfg, 0)
                 plan = ds.split_plan(cfg["holdout_fraction"], 0, how, max(k, 1))
                 rng = np.random.default_rng(0)
                 real = pick([ds.sequences[i] for i in plan.train], args.num, rng)

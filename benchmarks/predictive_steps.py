@@ -21,10 +21,6 @@ import trained_runs
 OUT = os.path.join(trained_runs.REPO, "benchmarks", "results", "predictive_steps.json")
 
 
-def _pick(sequences, num, rng):
-    return [sequences[i] for i in np.sort(rng.choice(len(sequences), min(num, len(sequences)), replace=False))]
-
-
 def per_step(train, real, seeds, iterations=None):
     """(seeds, L-1) per-step MAEs and (seeds,) overall MAEs of the paper regressor trained on `train` (its
     iterations, unless given)."""
@@ -52,10 +48,12 @@ def measure(real, holdout, fake, seeds, iterations=None):
 def main():
     args = trained_runs.parse_args(__doc__, lambda p: p.add_argument("--seeds", type=int, default=3,
                                                                      help="seeds of the regressor"))
+    from gan_sru.commands.evaluate import _subset  # evaluate's draw: min(num, size), in order
+
     results = trained_runs.load_results(OUT)
     for name, run, train, holdout in trained_runs.each_run(args):
         rng = np.random.default_rng(0)
-        real, held = (_pick(s, args.num, rng) for s in (train.sequences, holdout.sequences))
+        real, held = (_subset(s, args.num, rng) for s in (train.sequences, holdout.sequences))
         fake = list(trained_runs.generated(run, args.num, int(train.lengths.max())).astype(np.float32))
         r = measure(real, held, fake, args.seeds)
         key = f"{name}, step {run.step}"
