@@ -1,0 +1,198 @@
+"""What the predictive score's gap is made of: a linear next-step regressor's gap, the samples' variance at each
+step along the data's principal axes, and the gap once that variance is put right.
+
+    .venv/bin/python benchmarks/predictive_gap.py RUN [RUN ...] [--checkpoint STEP|all] [--num N]
+
+For each run folder (its selected checkpoint, else the newest; `--checkpoint all`: every kept checkpoint from
+step 1000 on, e.g. after `--set train.keep_checkpoints=20`), N generated, training and held-out sequences as
+`gan-sru evaluate` draws them (the [0, 1] training scale), and:
+
+- linear gap (%): a ridge regression predicting the last feature at t + 1 from the other features at t - k ..
+  t (k = `LAGS`), trained on the generated and on the held-out sequences, its MAE on the training ones: the
+  generated one above the held-out one. It reads only the windows' second moments; where it shows the GRU
+  score's gap, so do they.
+- step variance: the generated sequences' variance at each step along the principal axes of the training
+  data's steps, over the data's own (`metrics.separability.minor_directions`: the major axes hold 95% of the
+  variance, the minor ones the rest, in sensor-like data each feature's own noise); the held-out ones' for
+  comparison. A stationary generator has ratio 1 at every step.
+- the lagged correlations (x_t against x_t-k, every pair of features, k in `CORRELATION_LAGS`): their root mean
+  square difference from the training sequences', generated and held-out: whether the gap shows entry by entry.
+- largest share: how much of the generated-trained regression's excess squared error one eigen-direction of
+  the windows' covariance carries (1: one direction; small: spread over many).
+- rescaled gap (%): the linear gap after scaling the generated sequences, step by step and axis by axis, to
+  the data's variance: how much of the gap a per-step variance term could remove.
+
+Prints a table and writes benchmarks/results/predictive_gap.json (one entry per run and step).
+"""
+import os
+
+import numpy as np
+import trained_runs
+
+OUT = os.path.join(trained_runs.REPO, "benchmarks", "results", "predictive_gap.json")
+LAGS = (0, 2, 5)  # past steps the linear regressor reads besides the current one
+CORRELATION_LAGS = (0, 1, 2, 3, 5, 8, 12)
+SHARE = f"largest share of the excess error, lags {LAGS[-1]}"
+RIDGE = 1e-3
+
+
+def design(x, lags):
+    """(X, y): the other features at t - lags .. t of every sequence of x (N, L, C) (C >= 2, L > lags + 1),
+    and the last feature at t + 1, over t = lags .. L - 2."""
+    N, L, C = x.shape
+    rows = [x[:, t - lags:t + 1, :C - 1].reshape(N, -1) for t in range(lags, L - 1)]
+    return np.concatenate(rows), np.concatenate([x[:, t + 1, C - 1] for t in range(lags, L - 1)])
+
+
+def ridge(X, y, alpha=RIDGE):
+    """Weights (with the intercept last) of a ridge regression of y on X."""
+    Xb = np.c_[X, np.ones(len(X))]
+    return np.linalg.solve(Xb.T @ Xb + alpha * np.eye(Xb.shape[1]), Xb.T @ y)
+
+
+def linear_mae(train, test, lags):
+    """The MAE on `test` of the ridge regression trained on `train` (each (N, L, C))."""
+    w = ridge(*design(train, lags))
+    X, y = design(test, lags)
+    return float(np.abs(np.c_[X, np.ones(len(X))] @ w - y).mean())
+
+
+def linear_gap(fake, held, real, lags):
+    """The generated-trained regression's MAE on `real` above the held-out-trained one's, in %."""
+    return 100.0 * (linear_mae(fake, real, lags) / linear_mae(held, real, lags) - 1.0)
+
+
+def lagged_correlations(x, mean, std, lag):
+    """(C, C): the correlations of x_t with x_(t - lag) over every sequence of x (N, L, C) and step, the features
+    standardised by the given mean and std."""
+    z = (x - mean) / std
+    a, b = z[:, lag:].reshape(-1, z.shape[2]), z[:, :z.shape[1] - lag].reshape(-1, z.shape[2])
+    return a.T @ b / len(a)
+
+
+def correlation_differences(x, real):
+    """{lag: the root mean square difference between the lagged correlation matrices of x and real}."""
+    flat = real.reshape(-1, real.shape[2])
+    mean, std = flat.mean(axis=0), flat.std(axis=0) + 1e-12
+    return {lag: float(np.sqrt(((lagged_correlations(x, mean, std, lag)
+                                 - lagged_correlations(real, mean, std, lag)) ** 2).mean()))
+            for lag in CORRELATION_LAGS if lag < real.shape[1] - 1}
+
+
+def largest_share(x, real, lags):
+    """The largest share of the regression's excess squared error (trained on x against trained on real, on
+    real's windows) that one eigen-direction of real's window covariance carries: 1 when the error lies along
+    one direction, small when it is spread."""
+    X, y = design(real, lags)
+    delta = (ridge(*design(x, lags)) - ridge(X, y))[:-1]
+    lam, vec = np.linalg.eigh(np.cov(X.T))
+    part = np.maximum(lam, 0.0) * (vec.T @ delta) ** 2
+    return float(part.max() / max(part.sum(), 1e-300))
+
+
+def principal_axes(real):
+    """(mean (C,), axes (C, C), variances (C,), major (C,) bool) of the steps of real (N, L, C): the principal
+    axes, leading first, and which of them hold 95% of the variance (as metrics.separability does)."""
+    from gan_sru.metrics.separability import minor_directions
+
+    flat = real.reshape(-1, real.shape[2])
+    mean = flat.mean(axis=0)
+    lam, vec = np.linalg.eigh(np.cov(flat.T, bias=True).reshape(flat.shape[1], -1))
+    lam, vec = np.maximum(lam[::-1], 1e-12), vec[:, ::-1]
+    minor = minor_directions(real, np.full(len(real), real.shape[1]))[1].shape[1]
+    return mean, vec, lam, np.arange(len(lam)) < len(lam) - minor
+
+
+def step_variance(x, axes):
+    """(L, C): the variance over sequences of x (N, L, C) at each step along each principal axis, over the
+    data's (`principal_axes`)."""
+    mean, vec, lam, _ = axes
+    return ((x - mean) @ vec).var(axis=0) / lam
+
+
+def rescale_steps(x, axes):
+    """x with its deviation from each step's mean scaled, step by step and axis by axis, to the data's variance
+    along that axis (the step's mean and the correlations between axes and steps kept)."""
+    mean, vec, lam, _ = axes
+    p = (x - mean) @ vec
+    centre = p.mean(axis=0)
+    p = (p - centre) / np.maximum(p.std(axis=0), 1e-12) * np.sqrt(lam) + centre
+    return p @ vec.T + mean
+
+
+def measure(real, held, fake):
+    """The entry of one generated set: each linear gap, the step variances (major and minor axes' mean at each
+    step, generated and held-out) and the rescaled gap at the longest lag count."""
+    axes = principal_axes(real)
+    major = axes[3]
+    out = {f"linear gap, lags {k} (%)": linear_gap(fake, held, real, k) for k in LAGS}
+    for name, x in (("generated", fake), ("held-out", held)):
+        v = step_variance(x, axes)
+        out[f"{name} step variance, major axes"] = v[:, major].mean(axis=1).tolist()
+        out[f"{name} step variance, minor axes"] = v[:, ~major].mean(axis=1).tolist() if (~major).any() else []
+    out[f"linear gap rescaled, lags {LAGS[-1]} (%)"] = linear_gap(rescale_steps(fake, axes), held, real, LAGS[-1])
+    out["major axes"] = int(major.sum())
+    for name, x in (("generated", fake), ("held-out", held)):
+        out[f"{name} lagged correlations, RMS difference"] = {str(k): v
+                                                              for k, v in correlation_differences(x, real).items()}
+        out[f"{name} {SHARE}"] = largest_share(x, real, LAGS[-1])
+    return out
+
+
+def ends(values):
+    """A table cell: a per-step list's values at the first, the middle and the last step."""
+    return " / ".join(f"{values[i]:.2f}" for i in (0, len(values) // 2, -1)) if values else "-"
+
+
+def corr(entry):
+    """The table's cell: the lagged correlations' RMS differences at lags 0 and 5, generated (held-out)."""
+    d = {n: entry[f"{n} lagged correlations, RMS difference"] for n in ("generated", "held-out")}
+    return " / ".join(f"{d['generated'].get(k, np.nan):.4f} ({d['held-out'].get(k, np.nan):.4f})" for k in ("0", "5"))
+
+
+def row(step, entry):
+    """The table's row of one measured checkpoint."""
+    var = {f"{n} {a}": ends(entry[f"{n} step variance, {a} axes"]) for n in ("generated", "held-out")
+           for a in ("major", "minor")}
+    return (f"| {step} | " + " / ".join(f"{entry[f'linear gap, lags {k} (%)']:+.2f}" for k in LAGS)
+            + "".join(f" | {var['generated ' + a]} ({var['held-out ' + a]})" for a in ("major", "minor"))
+            + f" | {entry[f'linear gap rescaled, lags {LAGS[-1]} (%)']:+.2f} | {corr(entry)}"
+            + f" | {entry[f'generated {SHARE}']:.2f} ({entry[f'held-out {SHARE}']:.2f}) |")
+
+
+def checkpoints(run, which):
+    """The steps of `run` to measure: None (the one loaded: selected, else newest, or the one asked for), or
+    with which == "all" every kept one from step 1000 on."""
+    return [s for s in run.checkpoints if s >= 1000] if which == "all" else [None]
+
+
+def main():
+    args = trained_runs.parse_args(__doc__)
+    from gan_sru.commands.evaluate import _subset  # evaluate's draw: min(num, size), in order
+    from gan_sru.sampling import TrainedRun
+
+    results = trained_runs.load_results(OUT)
+    which = args.checkpoint
+    if which == "all":
+        args.checkpoint = None
+    for name, run, train, holdout in trained_runs.each_run(args):
+        rng = np.random.default_rng(0)
+        real, held = (np.stack(_subset(s, args.num, rng)).astype(np.float64)
+                      for s in (train.sequences, holdout.sequences))
+        if real.shape[1] < LAGS[-1] + 2 or real.shape[2] < 2:
+            raise SystemExit(f"{name}: needs 2+ features and {LAGS[-1] + 2}+ steps; got {real.shape[1:]}")
+        print(f"\n{name}: linear gaps (%) at lags {', '.join(map(str, LAGS))}; variance at steps 0 / L/2 / L-1,"
+              " generated (held-out); rescaled gap (%)")
+        print("| step | linear gaps | major axes | minor axes | rescaled | correlations, RMS difference at lags 0 / 5 |"
+              " largest share |")
+        print("|---|---|---|---|---|---|---|")
+        for step in checkpoints(run, which):
+            r = run if step is None else TrainedRun(run.folder.path, step)
+            entry = measure(real, held, trained_runs.generated(r, args.num, real.shape[1]))
+            results[f"{name}, step {r.step}"] = entry
+            print(row(r.step, entry), flush=True)
+    trained_runs.save_results(OUT, results)
+
+
+if __name__ == "__main__":
+    main()

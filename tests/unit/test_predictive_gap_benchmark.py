@@ -1,0 +1,94 @@
+"""benchmarks/predictive_gap.py on data whose answer is known: the same process has no linear gap and unit
+step variance; noise that fades along the window shows in the minor axes' variance step by step; a last feature
+that follows the others a step late makes a large gap; the rescaling restores unit variance exactly."""
+import os
+import sys
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+import predictive_gap  # noqa: E402
+
+
+def factor_process(n, seed, length=16, fade=0.0, delay=1):
+    """Five features: a shared AR(1) factor plus each feature's own white noise (the noise scaled by 1 - fade
+    t / L at step t); the last feature is the factor `delay` steps earlier, plus noise."""
+    rng = np.random.default_rng(seed)
+    a = np.empty((n, length + 2))
+    a[:, 0] = rng.standard_normal(n)
+    for t in range(1, length + 2):
+        a[:, t] = 0.8 * a[:, t - 1] + 0.6 * rng.standard_normal(n)
+    scale = (1.0 - fade * np.arange(length) / length)[None, :, None]
+    x = np.empty((n, length, 5))
+    x[..., :4] = a[:, 2:, None] * np.array([1.0, 0.8, -0.6, 0.5]) + 0.15 * scale * rng.standard_normal((n, length, 4))
+    x[..., 4] = a[:, 2 - delay:length + 2 - delay] + 0.1 * scale[..., 0] * rng.standard_normal((n, length))
+    return x
+
+
+def test_design_pairs_each_window_with_the_next_value_of_the_last_feature():
+    x = np.random.default_rng(0).standard_normal((3, 7, 4))
+    X, y = predictive_gap.design(x, 2)
+    assert X.shape == (3 * 4, 3 * 3) and y.shape == (12,)
+    # rows are step-major: t = 2 first (sequences 0, 1, 2), then t = 3, ...
+    np.testing.assert_array_equal(X[4], x[1, 1:4, :3].ravel())
+    assert y[4] == x[1, 4, 3]
+
+
+def test_ridge_is_least_squares_for_a_tiny_penalty():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((200, 6))
+    y = X @ np.arange(6.0) + 2.0 + 0.1 * rng.standard_normal(200)
+    w = predictive_gap.ridge(X, y, alpha=1e-9)
+    ref = np.linalg.lstsq(np.c_[X, np.ones(200)], y, rcond=None)[0]
+    np.testing.assert_allclose(w, ref, atol=1e-6)
+
+
+def test_the_same_process_has_no_gap_and_unit_step_variance():
+    real, held, fake = (factor_process(2000, s) for s in (0, 1, 2))
+    out = predictive_gap.measure(real, held, fake)
+    for k in predictive_gap.LAGS:
+        assert abs(out[f"linear gap, lags {k} (%)"]) < 2.0
+    assert out["major axes"] == 2  # the factor now and a step earlier (the last feature); the rest is noise
+    for key in ("generated step variance, major axes", "generated step variance, minor axes",
+                "held-out step variance, minor axes"):
+        assert len(out[key]) == 16 and np.allclose(out[key], 1.0, atol=0.12), key
+
+
+def test_fading_noise_shows_step_by_step_and_the_rescaling_removes_it():
+    real, held = factor_process(2000, 0), factor_process(2000, 1)
+    fake = factor_process(2000, 2, fade=0.6)
+    out = predictive_gap.measure(real, held, fake)
+    minor = np.asarray(out["generated step variance, minor axes"])
+    assert minor[0] > 0.9 and minor[-1] < 0.3 and np.all(np.diff(minor) < 0.05)  # (1 - 0.6 t / L)^2
+    assert np.allclose(out["held-out step variance, minor axes"], 1.0, atol=0.12)
+    axes = predictive_gap.principal_axes(real)
+    np.testing.assert_allclose(predictive_gap.step_variance(predictive_gap.rescale_steps(fake, axes), axes), 1.0,
+                               rtol=1e-9)
+
+
+def test_a_late_last_feature_makes_a_large_gap():
+    real, held = factor_process(2000, 0), factor_process(2000, 1)
+    late = predictive_gap.measure(real, held, factor_process(2000, 2, delay=2))
+    assert late["linear gap, lags 0 (%)"] > 20
+    assert late["linear gap, lags 5 (%)"] > 20
+
+
+def test_lagged_correlations_and_where_the_excess_error_lies():
+    real, held = factor_process(2000, 0), factor_process(2000, 1)
+    x = real[:3]
+    mean, std = x.reshape(-1, 5).mean(0), x.reshape(-1, 5).std(0)
+    c = predictive_gap.lagged_correlations(x, mean, std, 2)
+    z = (x - mean) / std
+    direct = np.mean([np.outer(z[i, t], z[i, t - 2]) for i in range(3) for t in range(2, 16)], axis=0)
+    np.testing.assert_allclose(c, direct, atol=1e-12)
+    same = predictive_gap.correlation_differences(held, real)
+    assert set(same) == {0, 1, 2, 3, 5, 8, 12} and max(same.values()) < 0.06
+    assert predictive_gap.correlation_differences(factor_process(2000, 2, delay=2), real)[1] > 3 * same[1]
+    # one wrong coefficient: the last feature follows the factor with half its loading, so the regression's
+    # error lies mostly along the factor's direction
+    weak = factor_process(2000, 2)
+    weak[..., 4] *= 0.5
+    assert predictive_gap.largest_share(weak, real, 2) > 0.5
+    assert predictive_gap.largest_share(held, real, 2) < predictive_gap.largest_share(weak, real, 2)
