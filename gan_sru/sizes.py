@@ -24,7 +24,8 @@ LINEAR_GRID_MAX_PERIOD (4) steps, else the log grid (periods from 2 L down to 3.
 CPU-minutes (paper protocol; benchmarks/quality.py) long64's checkpoints scored 0.10-0.22 with it (seed 1:
 0.16-0.43) against 0.42-0.46 with the linear grid, and the held-out score went 0.260 -> 0.068 (seed 1: 0.145).
 
-The measurements behind these numbers: benchmarks/quality.py and the README's "Sample quality" section.
+The measurements behind these numbers: benchmarks/quality.py, the README's "Sample quality" section and
+docs/quality_log.md.
 """
 import copy
 

@@ -20,7 +20,7 @@ def output_noise(h, eps, num_features):
     0.19 -> 0.05), and the wide set's samples keep a third of the data's step-to-step variance outside its 8
     leading directions; on the fast protocol the identity start scored no better. On the paper protocol two
     equal-step pairs on the wide set disagree (1500 steps: 0.299 without, 0.167 with 28 channels; 2332
-    steps: 0.113 without, 0.255 with; README, "Sample quality"), so no config has it. Either way the noise
+    steps: 0.113 without, 0.255 with; docs/quality_log.md), so no config has it. Either way the noise
     along the data's minor directions stays smoother than the data's (`metrics.separability`)."""
     import nnabla.initializer as I
 

@@ -10,7 +10,7 @@ A linear next-step predictor trained on the samples was 1.6% / 2.9% worse on rea
 real data (the GRU of TimeGAN's predictive score: 2.3% / 3.4%), so the term was built to see whether those
 directions are what the scores still read.
 
-Measured (README, "Sample quality", twelfth session): at weight 0.1 the windows' mismatch fell four-fold
+Measured (docs/quality_log.md, twelfth session): at weight 0.1 the windows' mismatch fell four-fold
 (|M - I|^2 / D at lag 1: 0.049-0.060 -> 0.012-0.013, held-out real 0.003), and neither the discriminative nor
 the predictive score improved; at 0.3 and 1 the term held G back (at weight 1 G's loss was 18-22 at step 100,
 1.4 without it: the whitening weighs the wide set's noise directions, 4% of the mean variance, 25 times). It

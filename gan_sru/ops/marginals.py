@@ -13,7 +13,7 @@ values were still distributed unlike the data's. On the factors set (Gaussian fa
 excess kurtosis 0.00 +- 0.05) the samples' was -0.3 at 24 steps and -0.4 at 64, on every one of the 28
 features: their tails were short (the 0.5% and 99.5% quantiles 0.02-0.03 inside the data's on the [0, 1]
 scale). A sorted comparison holds the whole marginal: the tails, the skewness, a second mode. Measured at weight
-1 on long64 (README, "Sample quality"): the pooled kurtosis -0.42 -> -0.35, the extremes' separability 0.135 ->
+1 on long64 (docs/quality_log.md): the pooled kurtosis -0.42 -> -0.35, the extremes' separability 0.135 ->
 0.100, the discriminative score as before (0.112 against 0.108); most of the short tails come from the output
 sigmoid's compression (`benchmarks/value_shape.py`), which a term on the pooled values does not undo within a
 sequence.
