@@ -8,7 +8,12 @@ pictures match the README's tables.
     python scripts/make_samples.py [--config configs/sines.yaml] [--set KEY=VALUE ...]
 
 With a conditional config (configs/sines_classes.yaml) it copies only the per-class and category pictures, to
-samples/conditional_per_class.png and samples/conditional_categories.png.
+samples/conditional_per_class.png and samples/conditional_categories.png. With another built-in set's config
+(configs/wide.yaml, ...) it copies the samples and the correlation picture to samples/NAME_real_vs_generated.png
+and samples/NAME_correlation.png. --run RUN uses that finished run folder (e.g. a benchmarks/quality.py run at
+the CPU budget) instead of training, and keeps its evaluation when it has one.
+
+    python scripts/make_samples.py --config configs/wide.yaml --run runs/quality_wide_...
 """
 import argparse
 import os
@@ -23,49 +28,62 @@ from gan_sru.commands.main import main as cli  # noqa: E402
 from gan_sru.config import load_config  # noqa: E402
 from gan_sru.train.run_folder import RunFolder  # noqa: E402
 
+SAMPLES = os.path.join(ROOT, "samples")
 
-def copy(src, name):
+
+def copy(src, name, dest=SAMPLES):
     if os.path.exists(src):
-        shutil.copyfile(src, os.path.join(ROOT, "samples", name))
-        print(f"samples/{name} <- {os.path.relpath(src, ROOT)}")
+        shutil.copyfile(src, os.path.join(dest, name))
+        print(f"{os.path.join(dest, name)} <- {src}")
     else:
-        print(f"samples/{name}: {os.path.relpath(src, ROOT)} not found, left as it was")
+        print(f"{os.path.join(dest, name)}: {src} not found, left as it was")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "sines.yaml"))
     ap.add_argument("--set", dest="overrides", action="append", default=[])
+    ap.add_argument("--run", default=None, help="a finished run folder to use instead of training")
+    ap.add_argument("--out-dir", default=SAMPLES, help="where the pictures go (default: samples/)")
     args = ap.parse_args(argv)
     cfg = load_config(args.config, args.overrides)
-    run = RunFolder(os.path.join(cfg["run_dir"], cfg["name"]))
+    run = RunFolder(args.run or os.path.join(cfg["run_dir"], cfg["name"]))
+    if args.run and not run.list_checkpoints():
+        print(f"make_samples: --run {args.run}: no checkpoints there", file=sys.stderr)
+        return 2
     sets = sum((["--set", o] for o in args.overrides), [])
-    done = run.list_checkpoints() and run.list_checkpoints()[-1][0] >= cfg["train"]["steps"]
+    done = args.run or (run.list_checkpoints() and run.list_checkpoints()[-1][0] >= cfg["train"]["steps"])
     if not done:
         rc = cli(["train", "--config", args.config, *sets] + (["--resume"] if run.list_checkpoints() else []))
         if rc:
             return rc
     out = os.path.join(run.path, "generated")
-    for argv_ in (["generate", "--run", run.path, "--num", "500", "--seed", "0", "--out", out],
-                  ["evaluate", "--run", run.path]):
+    evaluated = args.run and os.path.exists(os.path.join(run.path, "evaluation", "report.md"))
+    for argv_ in [["generate", "--run", run.path, "--num", "500", "--seed", "0", "--out", out]] + (
+            [] if evaluated else [["evaluate", "--run", run.path]]):
         rc = cli(argv_)
         if rc:
             return rc
-    os.makedirs(os.path.join(ROOT, "samples"), exist_ok=True)
+    dest = args.out_dir
+    os.makedirs(dest, exist_ok=True)
     if cfg["data"].get("attributes") or cfg["data"].get("categorical"):  # only the README's conditional pictures
         for name in ("per_class.png", "categories.png"):
-            copy(os.path.join(run.path, "evaluation", name), f"conditional_{name}")
+            copy(os.path.join(run.path, "evaluation", name), f"conditional_{name}", dest)
         return 0
-    copy(os.path.join(out, "real_vs_generated.png"), "real_vs_generated.png")
-    copy(os.path.join(out, "samples.png"), "generated_grid.png")
-    copy(os.path.join(out, "training.gif"), "training.gif")
-    copy(os.path.join(run.path, "losses.png"), "losses.png")
+    if cfg["data"]["source"] != "sines":  # another built-in set: its samples and correlations, named after it
+        copy(os.path.join(out, "real_vs_generated.png"), f"{cfg['name']}_real_vs_generated.png", dest)
+        copy(os.path.join(run.path, "evaluation", "correlation.png"), f"{cfg['name']}_correlation.png", dest)
+        return 0
+    copy(os.path.join(out, "real_vs_generated.png"), "real_vs_generated.png", dest)
+    copy(os.path.join(out, "samples.png"), "generated_grid.png", dest)
+    copy(os.path.join(out, "training.gif"), "training.gif", dest)
+    copy(os.path.join(run.path, "losses.png"), "losses.png", dest)
     for name in ("pca.png", "autocorrelation.png", "scores.png"):
-        copy(os.path.join(run.path, "evaluation", name), name)
+        copy(os.path.join(run.path, "evaluation", name), name, dest)
     results = os.path.join(ROOT, "benchmarks", "results")
-    copy(os.path.join(results, "profile_reuse.png"), "profile.png")
+    copy(os.path.join(results, "profile_reuse.png"), "profile.png", dest)
     for name in ("sru_speed.png", "scores_over_time.png"):
-        copy(os.path.join(results, name), name)
+        copy(os.path.join(results, name), name, dest)
     return 0
 
 
