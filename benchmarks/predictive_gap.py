@@ -1,7 +1,7 @@
 """What the predictive score's gap is made of: a linear next-step regressor's gap, the samples' variance at each
 step along the data's principal axes, and the gap once that variance is put right.
 
-    .venv/bin/python benchmarks/predictive_gap.py RUN [RUN ...] [--checkpoint STEP|all] [--num N]
+    .venv/bin/python benchmarks/predictive_gap.py RUN [RUN ...] [--checkpoint STEP|all] [--num N] [--gru]
 
 For each run folder (its selected checkpoint, else the newest; `--checkpoint all`: every kept checkpoint from
 step 1000 on, e.g. after `--set train.keep_checkpoints=20`), N generated, training and held-out sequences as
@@ -21,6 +21,9 @@ step 1000 on, e.g. after `--set train.keep_checkpoints=20`), N generated, traini
   the windows' covariance carries (1: one direction; small: spread over many).
 - rescaled gap (%): the linear gap after scaling the generated sequences, step by step and axis by axis, to
   the data's variance: how much of the gap a per-step variance term could remove.
+
+--gru adds the paper protocol's GRU regressor (one seed) to the generated, the rescaled and the held-out
+sequences: the predictive score's own gap before and after the rescaling (about 3 minutes a run here).
 
 Prints a table and writes benchmarks/results/predictive_gap.json (one entry per run and step).
 """
@@ -139,6 +142,23 @@ def measure(real, held, fake):
     return out
 
 
+def gru_gaps(fake, held, real, axes, seed=0, iterations=None):
+    """The paper protocol's predictive regressor (trained on each set, tested on `real`; its iterations unless
+    given): the generated and the rescaled sequences' MAE above the held-out one's, in %."""
+    from gan_sru import metrics
+
+    settings = metrics.protocol_settings("paper", real.shape[2])["predictive"]
+    settings["iterations"] = iterations or settings["iterations"]
+
+    def mae(train):
+        return metrics.predictive_score(list(train.astype(np.float32)), list(real.astype(np.float32)), seed=seed,
+                                        progress=False, **settings)["mae"]
+
+    base = mae(held)
+    return {"GRU gap (%)": 100.0 * (mae(fake) / base - 1.0),
+            "GRU gap rescaled (%)": 100.0 * (mae(rescale_steps(fake, axes)) / base - 1.0)}
+
+
 def ends(values):
     """A table cell: a per-step list's values at the first, the middle and the last step."""
     return " / ".join(f"{values[i]:.2f}" for i in (0, len(values) // 2, -1)) if values else "-"
@@ -167,7 +187,8 @@ def checkpoints(run, which):
 
 
 def main():
-    args = trained_runs.parse_args(__doc__)
+    args = trained_runs.parse_args(__doc__, lambda p: p.add_argument(
+        "--gru", action="store_true", help="also the paper protocol's GRU gap, before and after the rescaling"))
     from gan_sru.commands.evaluate import _subset  # evaluate's draw: min(num, size), in order
     from gan_sru.sampling import TrainedRun
 
@@ -188,9 +209,13 @@ def main():
         print("|---|---|---|---|---|---|---|")
         for step in checkpoints(run, which):
             r = run if step is None else TrainedRun(run.folder.path, step)
-            entry = measure(real, held, trained_runs.generated(r, args.num, real.shape[1]))
+            fake = trained_runs.generated(r, args.num, real.shape[1])
+            entry = measure(real, held, fake)
+            if args.gru:
+                entry.update(gru_gaps(fake, held, real, principal_axes(real)))
             results[f"{name}, step {r.step}"] = entry
-            print(row(r.step, entry), flush=True)
+            print(row(r.step, entry) + (f" GRU gap {entry['GRU gap (%)']:+.2f}%, rescaled "
+                                        f"{entry['GRU gap rescaled (%)']:+.2f}%" if args.gru else ""), flush=True)
     trained_runs.save_results(OUT, results)
 
 

@@ -92,3 +92,17 @@ def test_lagged_correlations_and_where_the_excess_error_lies():
     weak[..., 4] *= 0.5
     assert predictive_gap.largest_share(weak, real, 2) > 0.5
     assert predictive_gap.largest_share(held, real, 2) < predictive_gap.largest_share(weak, real, 2)
+
+
+def test_the_gru_gaps_are_the_paper_regressor_against_the_held_out_one():
+    def unit(seed, **kw):  # the [0, 1] training scale the regressor's sigmoid output needs
+        return np.clip(0.5 + 0.12 * factor_process(300, seed, length=10, **kw), 0.0, 1.0)
+
+    real, held = unit(0), unit(1)
+    axes = predictive_gap.principal_axes(real)
+    same = predictive_gap.gru_gaps(held, held, real, axes, iterations=1000)
+    assert same["GRU gap (%)"] == 0.0  # the same sequences and seed train the same regressor
+    other = predictive_gap.gru_gaps(unit(2), held, real, axes, iterations=1000)
+    assert abs(other["GRU gap (%)"]) < 5 and abs(other["GRU gap rescaled (%)"]) < 5
+    late = predictive_gap.gru_gaps(unit(2, delay=2), held, real, axes, iterations=1000)
+    assert late["GRU gap (%)"] > 10 and late["GRU gap rescaled (%)"] > 10
