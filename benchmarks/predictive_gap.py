@@ -60,9 +60,11 @@ def linear_mae(train, test, lags):
     return float(np.abs(np.c_[X, np.ones(len(X))] @ w - y).mean())
 
 
-def linear_gap(fake, held, real, lags):
-    """The generated-trained regression's MAE on `real` above the held-out-trained one's, in %."""
-    return 100.0 * (linear_mae(fake, real, lags) / linear_mae(held, real, lags) - 1.0)
+def linear_gap(fake, held, real, lags, held_mae=None):
+    """The generated-trained regression's MAE on `real` above the held-out-trained one's (`held_mae`, when
+    already measured), in %."""
+    base = linear_mae(held, real, lags) if held_mae is None else held_mae
+    return 100.0 * (linear_mae(fake, real, lags) / base - 1.0)
 
 
 def lagged_correlations(x, mean, std, lag):
@@ -82,13 +84,19 @@ def correlation_differences(x, real):
             for lag in CORRELATION_LAGS if lag < real.shape[1] - 1}
 
 
-def largest_share(x, real, lags):
+def window_basis(real, lags):
+    """(the real-trained regression's weights, the eigenvalues and eigenvectors of real's window covariance):
+    what `largest_share` compares against."""
+    X, y = design(real, lags)
+    return (ridge(X, y),) + tuple(np.linalg.eigh(np.cov(X.T)))
+
+
+def largest_share(x, real, lags, basis=None):
     """The largest share of the regression's excess squared error (trained on x against trained on real, on
     real's windows) that one eigen-direction of real's window covariance carries: 1 when the error lies along
-    one direction, small when it is spread."""
-    X, y = design(real, lags)
-    delta = (ridge(*design(x, lags)) - ridge(X, y))[:-1]
-    lam, vec = np.linalg.eigh(np.cov(X.T))
+    one direction, small when it is spread. basis: `window_basis(real, lags)`, when already made."""
+    w_real, lam, vec = basis or window_basis(real, lags)
+    delta = (ridge(*design(x, lags)) - w_real)[:-1]
     part = np.maximum(lam, 0.0) * (vec.T @ delta) ** 2
     return float(part.max() / max(part.sum(), 1e-300))
 
@@ -123,40 +131,59 @@ def rescale_steps(x, axes):
     return p @ vec.T + mean
 
 
-def measure(real, held, fake):
-    """The entry of one generated set: each linear gap, the step variances (major and minor axes' mean at each
-    step, generated and held-out) and the rescaled gap at the longest lag count."""
-    axes = principal_axes(real)
+def describe(x, real, axes, basis, name):
+    """One set's per-set entries: its step variances (the major and the minor axes' mean at each step), lagged
+    correlations' differences from real and largest share, keyed by `name` ("generated" or "held-out")."""
     major = axes[3]
-    out = {f"linear gap, lags {k} (%)": linear_gap(fake, held, real, k) for k in LAGS}
-    for name, x in (("generated", fake), ("held-out", held)):
-        v = step_variance(x, axes)
-        out[f"{name} step variance, major axes"] = v[:, major].mean(axis=1).tolist()
-        out[f"{name} step variance, minor axes"] = v[:, ~major].mean(axis=1).tolist() if (~major).any() else []
-    out[f"linear gap rescaled, lags {LAGS[-1]} (%)"] = linear_gap(rescale_steps(fake, axes), held, real, LAGS[-1])
-    out["major axes"] = int(major.sum())
-    for name, x in (("generated", fake), ("held-out", held)):
-        out[f"{name} lagged correlations, RMS difference"] = {str(k): v
-                                                              for k, v in correlation_differences(x, real).items()}
-        out[f"{name} {SHARE}"] = largest_share(x, real, LAGS[-1])
+    v = step_variance(x, axes)
+    return {f"{name} step variance, major axes": v[:, major].mean(axis=1).tolist(),
+            f"{name} step variance, minor axes": v[:, ~major].mean(axis=1).tolist() if (~major).any() else [],
+            f"{name} lagged correlations, RMS difference": {str(k): d for k, d in
+                                                           correlation_differences(x, real).items()},
+            f"{name} {SHARE}": largest_share(x, real, LAGS[-1], basis)}
+
+
+def reference(real, held):
+    """What every generated set of one run is measured against, made once: the principal axes, the window
+    basis, the held-out regressions' MAEs and the held-out set's own entries."""
+    axes, basis = principal_axes(real), window_basis(real, LAGS[-1])
+    return {"axes": axes, "basis": basis, "held MAE": {k: linear_mae(held, real, k) for k in LAGS},
+            "held entries": describe(held, real, axes, basis, "held-out")}
+
+
+def measure(real, held, fake, ref=None):
+    """The entry of one generated set: each linear gap, the step variances (major and minor axes' mean at each
+    step, generated and held-out), the lagged correlations' differences, the largest share and the rescaled gap
+    at the longest lag count. ref: `reference(real, held)`, when already made (one per run)."""
+    ref = ref or reference(real, held)
+    axes, held_mae = ref["axes"], ref["held MAE"]
+    out = {f"linear gap, lags {k} (%)": linear_gap(fake, held, real, k, held_mae[k]) for k in LAGS}
+    out[f"linear gap rescaled, lags {LAGS[-1]} (%)"] = linear_gap(rescale_steps(fake, axes), held, real, LAGS[-1],
+                                                                 held_mae[LAGS[-1]])
+    out["major axes"] = int(axes[3].sum())
+    out.update(describe(fake, real, axes, ref["basis"], "generated"))
+    out.update(ref["held entries"])
     return out
 
 
-def gru_gaps(fake, held, real, axes, seed=0, iterations=None):
-    """The paper protocol's predictive regressor (trained on each set, tested on `real`; its iterations unless
-    given): the generated and the rescaled sequences' MAE above the held-out one's, in %."""
+def gru_mae(train, real, seed=0, iterations=None):
+    """The MAE on `real` of the paper protocol's predictive regressor trained on `train` (its iterations unless
+    given)."""
     from gan_sru import metrics
 
     settings = metrics.protocol_settings("paper", real.shape[2])["predictive"]
     settings["iterations"] = iterations or settings["iterations"]
+    return metrics.predictive_score(list(train.astype(np.float32)), list(real.astype(np.float32)), seed=seed,
+                                    progress=False, **settings)["mae"]
 
-    def mae(train):
-        return metrics.predictive_score(list(train.astype(np.float32)), list(real.astype(np.float32)), seed=seed,
-                                        progress=False, **settings)["mae"]
 
-    base = mae(held)
-    return {"GRU gap (%)": 100.0 * (mae(fake) / base - 1.0),
-            "GRU gap rescaled (%)": 100.0 * (mae(rescale_steps(fake, axes)) / base - 1.0)}
+def gru_gaps(fake, held, real, axes, seed=0, iterations=None, base=None):
+    """The paper protocol's predictive regressor (trained on each set, tested on `real`): the generated and the
+    rescaled sequences' MAE above the held-out one's (`base`: `gru_mae(held, real, ...)`, when already
+    measured), in %."""
+    base = gru_mae(held, real, seed, iterations) if base is None else base
+    return {"GRU gap (%)": 100.0 * (gru_mae(fake, real, seed, iterations) / base - 1.0),
+            "GRU gap rescaled (%)": 100.0 * (gru_mae(rescale_steps(fake, axes), real, seed, iterations) / base - 1.0)}
 
 
 def ends(values):
@@ -207,12 +234,14 @@ def main():
         print("| step | linear gaps | major axes | minor axes | rescaled | correlations, RMS difference at lags 0 / 5 |"
               " largest share |")
         print("|---|---|---|---|---|---|---|")
+        ref = reference(real, held)  # the held-out side, once per run
+        base = gru_mae(held, real) if args.gru else None
         for step in checkpoints(run, which):
             r = run if step is None else TrainedRun(run.folder.path, step)
             fake = trained_runs.generated(r, args.num, real.shape[1])
-            entry = measure(real, held, fake)
+            entry = measure(real, held, fake, ref)
             if args.gru:
-                entry.update(gru_gaps(fake, held, real, principal_axes(real)))
+                entry.update(gru_gaps(fake, held, real, ref["axes"], base=base))
             results[f"{name}, step {r.step}"] = entry
             print(row(r.step, entry) + (f" GRU gap {entry['GRU gap (%)']:+.2f}%, rescaled "
                                         f"{entry['GRU gap rescaled (%)']:+.2f}%" if args.gru else ""), flush=True)
