@@ -122,6 +122,10 @@ SCHEMA = {
     "model.discriminator.step_features": Field("bool", False, None,
                                                "sru_bi: a per-step layer leaky_relu(W [x_t, x_t - x_t-1]) before "
                                                "the SRU, so that D scores roughness and local shape"),
+    "model.discriminator.step_window": Field("int", 2, ">= 2",
+                                             "with step_features: the layer reads x_t and the window - 1 "
+                                             "differences x_t - x_t-1, ..., x_t-window+2 - x_t-window+1, so D "
+                                             "sees the joint shape of window steps"),
     "model.discriminator.minibatch_std": Field("int", 0, ">= 0",
                                                "> 1: the head also reads the standard deviation of each pooled "
                                                "feature over groups of this many sequences of the batch (ProGAN's "

@@ -70,16 +70,23 @@ def sequence_statistics(seqs, mask):
     return F.concatenate(*parts, axis=1)
 
 
-def step_features(seqs, mask, width):
-    """(L, B, C) + mask (L, B) -> (L, B, width): leaky_relu(W [x_t, x_t - x_t-1] + b) at every valid step (the
-    first step's difference is 0), 0 at padding. An SRU's elementwise recurrence sees differences only through
-    its gates; this layer gives D |step|-like features directly (call under D's scope)."""
+def step_features(seqs, mask, width, window=2):
+    """(L, B, C) + mask (L, B) -> (L, B, width): leaky_relu(W [x_t, x_t - x_t-1, ..., x_t-w+2 - x_t-w+1] + b) at
+    every valid step (w = window >= 2; steps before the first are the first step, so their differences are 0), 0
+    at padding. An SRU's elementwise recurrence sees differences only through its gates; this layer gives D
+    |step|-like features directly, and with w > 2 the joint shape of a few steps (call under D's scope)."""
     L, B, C = seqs.shape
-    if L > 1:
-        prev = F.concatenate(F.slice(seqs, stop=(1, B, C)), F.slice(seqs, stop=(L - 1, B, C)), axis=0)
-    else:
-        prev = seqs
-    x = F.concatenate(seqs, seqs - prev, axis=2)
+    if window < 2:
+        raise ValueError(f"step_features: window {window}; expected at least 2")
+    shifted = [seqs]  # shifted[j][t] = x_max(t-j, 0)
+    for j in range(1, window):
+        if L > j:
+            first = F.broadcast(F.slice(seqs, stop=(1, B, C)), (j, B, C))
+            shifted.append(F.concatenate(first, F.slice(seqs, stop=(L - j, B, C)), axis=0))
+        else:
+            shifted.append(F.broadcast(F.slice(seqs, stop=(1, B, C)), (L, B, C)))
+    parts = [seqs] + [shifted[j - 1] - shifted[j] for j in range(1, window)]
+    x = F.concatenate(*parts, axis=2)
     h = F.leaky_relu(PF.affine(x, width, base_axis=2, name="step_features"), 0.2)
     return h * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, width))
 
@@ -89,7 +96,8 @@ def sru_bi_discriminator(dcfg, seqs, mask, train=True, features=False):
     """Bidirectional SRU stack; the time-mean of its output and its last states (and, with pooled_stats, the
     sequence's summary statistics) -> MLP head -> logit."""
     with nn.parameter_scope("discriminator"):
-        inp = step_features(seqs, mask, dcfg["hidden_size"]) if dcfg["step_features"] else seqs
+        inp = (step_features(seqs, mask, dcfg["hidden_size"], dcfg.get("step_window", 2)) if dcfg["step_features"]
+               else seqs)
         h, c_last = sru(inp, dcfg["hidden_size"], num_layers=dcfg["num_layers"], bidirectional=True,
                         mask=mask, train=train, name="sru")
         top = F.reshape(F.slice(c_last, start=(c_last.shape[0] - 1, 0, 0), stop=c_last.shape),

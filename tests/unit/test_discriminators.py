@@ -31,17 +31,27 @@ def test_sequence_statistics_match_numpy_over_the_valid_steps():
     assert out.shape == (x.shape[1], 3 * C + C * C)
 
 
-def test_step_features_are_a_leaky_relu_of_values_and_differences_zero_at_padding():
+@pytest.mark.parametrize("window", [2, 4, 9])
+def test_step_features_are_a_leaky_relu_of_values_and_differences_zero_at_padding(window):
+    """window 9 > L = 7: the steps before the first repeat it, so the differences that reach back there are 0."""
     x, mask, lengths = _batch()
-    with nn.parameter_scope("test_step_features"):
-        out = step_features(nn.Variable.from_numpy_array(x), nn.Variable.from_numpy_array(mask), 5)
+    with nn.parameter_scope(f"test_step_features{window}"):
+        out = step_features(nn.Variable.from_numpy_array(x), nn.Variable.from_numpy_array(mask), 5, window)
         params = nn.get_parameters()
     out.forward()
     W, b = params["step_features/affine/W"].d, params["step_features/affine/b"].d
-    prev = np.concatenate([x[:1], x[:-1]], axis=0)
-    z = np.concatenate([x, x - prev], axis=2) @ W + b
+    L = x.shape[0]
+    back = lambda j: x[np.maximum(np.arange(L) - j, 0)]  # noqa: E731  x_max(t - j, 0), directly indexed
+    z = np.concatenate([x] + [back(j - 1) - back(j) for j in range(1, window)], axis=2) @ W + b
+    assert W.shape == (window * x.shape[2], 5)
     want = np.where(z > 0, z, 0.2 * z) * mask[:, :, None]
     np.testing.assert_allclose(out.d, want, rtol=1e-5, atol=1e-6)
+
+
+def test_step_features_refuse_a_window_under_two():
+    x, mask, _ = _batch()
+    with pytest.raises(ValueError, match="window 1; expected at least 2"):
+        step_features(nn.Variable.from_numpy_array(x), nn.Variable.from_numpy_array(mask), 5, 1)
 
 
 @pytest.mark.parametrize("B, group, g", [(12, 4, 4), (10, 4, 2), (9, 4, 3), (7, 4, 7), (2, 4, 2)])
@@ -105,7 +115,8 @@ def test_minibatch_std_tells_a_diverse_batch_from_a_collapsed_one():
     assert head[0].shape[0] == 2 * (2 * 2 * 8)  # pooled (mean output, last states; both directions), spreads
 
 
-@pytest.mark.parametrize("options", [{}, {"step_features": True}, {"minibatch_std": 4}])
+@pytest.mark.parametrize("options", [{}, {"step_features": True}, {"step_features": True, "step_window": 5},
+                                     {"minibatch_std": 4}])
 def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
     from gan_sru.config import load_config
     from gan_sru.networks import discriminator
@@ -115,7 +126,7 @@ def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
     dcfg = load_config("configs/sines.yaml", sets)["model"]["discriminator"]
     x, mask, _ = _batch()
     noisy = x + 5.0 * (1 - mask[:, :, None])  # padding must be ignored whatever it holds
-    with nn.parameter_scope(f"pad{len(options)}"):
+    with nn.parameter_scope(f"pad{sorted(options.items())}"):
         seqs, m = nn.Variable(x.shape), nn.Variable.from_numpy_array(mask)
         y = discriminator(dcfg, seqs, m)
         seqs.d = x
