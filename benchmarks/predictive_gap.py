@@ -2,6 +2,7 @@
 step along the data's principal axes, and the gap once that variance is put right.
 
     .venv/bin/python benchmarks/predictive_gap.py RUN [RUN ...] [--checkpoint STEP|all] [--num N] [--gru]
+        [--all-training]
 
 For each run folder (its selected checkpoint, else the newest; `--checkpoint all`: every kept checkpoint from
 step 1000 on, e.g. after `--set train.keep_checkpoints=20`), N generated, training and held-out sequences as
@@ -21,6 +22,13 @@ step 1000 on, e.g. after `--set train.keep_checkpoints=20`), N generated, traini
   the windows' covariance carries (1: one direction; small: spread over many).
 - rescaled gap (%): the linear gap after scaling the generated sequences, step by step and axis by axis, to
   the data's variance: how much of the gap a per-step variance term could remove.
+
+--all-training adds the gap's systematic part: the ridge regression (lags `LAGS[-1]`) trained on as many
+generated sequences as the training set has, against one trained on the whole training set, both tested there
+(mean squared error, %): no estimation noise is left on either side, so what remains is the samples' bias (the
+held-out set's figure, from its fewer sequences, is that noise alone); and the share of that excess along the
+minor directions of the windows' covariance (past 95% of its variance: each feature's own noise, step by step)
+against the major ones (the shared, slow structure).
 
 --gru adds the paper protocol's GRU regressor (one seed) to the generated, the rescaled and the held-out
 sequences: the predictive score's own gap before and after the rescaling (about 3 minutes a run here).
@@ -99,6 +107,37 @@ def largest_share(x, real, lags, basis=None):
     delta = (ridge(*design(x, lags)) - w_real)[:-1]
     part = np.maximum(lam, 0.0) * (vec.T @ delta) ** 2
     return float(part.max() / max(part.sum(), 1e-300))
+
+
+def excess_error(x, real, lags, basis=None):
+    """(excess, minor share): the mean squared error on real's windows of the ridge regression trained on x
+    above the one trained on real, in % of the latter, and the share of that excess that lies along the minor
+    eigen-directions of real's window covariance, those past 95% of its variance (the excess is (w_x - w_real)'
+    Cov (w_x - w_real) plus the square of the mean prediction's offset, real's residual being uncorrelated with
+    its inputs). basis: `window_basis(real, lags)`, when already made."""
+    w_real, lam, vec = basis or window_basis(real, lags)
+    X, y = design(real, lags)
+    w = ridge(*design(x, lags))
+    Z = np.c_[X, np.ones(len(X))]
+    base = float(((Z @ w_real - y) ** 2).mean())
+    excess = float(((Z @ w - y) ** 2).mean()) - base
+    part = np.maximum(lam, 0.0) * (vec.T @ (w - w_real)[:-1]) ** 2 * (len(X) - 1) / len(X)
+    order = np.argsort(lam)[::-1]  # leading first
+    major = np.cumsum(lam[order]) / lam.sum() <= 0.95
+    major[0] = True
+    return 100.0 * excess / base, float(part[order][~major].sum() / max(excess, 1e-300))
+
+
+def systematic(fake_all, held, real_all, lags=LAGS[-1]):
+    """The entries of --all-training: the excess error and its minor share of regressions trained on
+    `fake_all` (as many generated sequences as `real_all`) and on `held`, against the whole training set."""
+    basis = window_basis(real_all, lags)
+    out = {}
+    for name, x in (("generated", fake_all), ("held-out", held)):
+        excess, share = excess_error(x, real_all, lags, basis)
+        out[f"{name} excess MSE on all training, lags {lags} (%)"] = excess
+        out[f"{name} minor share of that excess"] = share
+    return out
 
 
 def principal_axes(real):
@@ -214,8 +253,13 @@ def checkpoints(run, which):
 
 
 def main():
-    args = trained_runs.parse_args(__doc__, lambda p: p.add_argument(
-        "--gru", action="store_true", help="also the paper protocol's GRU gap, before and after the rescaling"))
+    def options(p):
+        p.add_argument("--gru", action="store_true",
+                       help="also the paper protocol's GRU gap, before and after the rescaling")
+        p.add_argument("--all-training", action="store_true",
+                       help="also the linear gap's systematic part, on as many samples as training sequences")
+
+    args = trained_runs.parse_args(__doc__, options)
     from gan_sru.commands.evaluate import _subset  # evaluate's draw: min(num, size), in order
     from gan_sru.sampling import TrainedRun
 
@@ -242,9 +286,19 @@ def main():
             entry = measure(real, held, fake, ref)
             if args.gru:
                 entry.update(gru_gaps(fake, held, real, ref["axes"], base=base))
-            results[f"{name}, step {r.step}"] = entry
+            if args.all_training:
+                everything = np.stack(train.sequences).astype(np.float64)
+                entry.update(systematic(trained_runs.generated(r, len(everything), real.shape[1]), held,
+                                        everything))
+            key = f"{name}, step {r.step}"
+            entry = {**results.get(key, {}), **entry}  # an earlier call's --gru or --all-training entries stay
+            results[key] = entry
             print(row(r.step, entry) + (f" GRU gap {entry['GRU gap (%)']:+.2f}%, rescaled "
-                                        f"{entry['GRU gap rescaled (%)']:+.2f}%" if args.gru else ""), flush=True)
+                                        f"{entry['GRU gap rescaled (%)']:+.2f}%" if args.gru else "")
+                  + (" systematic: " + ", ".join(
+                      f"{n} {entry[f'{n} excess MSE on all training, lags {LAGS[-1]} (%)']:+.2f}% "
+                      f"(minor share {entry[f'{n} minor share of that excess']:.2f})"
+                      for n in ("generated", "held-out")) if args.all_training else ""), flush=True)
     trained_runs.save_results(OUT, results)
 
 

@@ -106,3 +106,27 @@ def test_the_gru_gaps_are_the_paper_regressor_against_the_held_out_one():
     assert abs(other["GRU gap (%)"]) < 5 and abs(other["GRU gap rescaled (%)"]) < 5
     late = predictive_gap.gru_gaps(unit(2, delay=2), held, real, axes, iterations=1000)
     assert late["GRU gap (%)"] > 10 and late["GRU gap rescaled (%)"] > 10
+
+
+def test_the_systematic_excess_and_whether_it_lies_in_each_features_own_noise():
+    real = factor_process(20000, 0)
+    assert predictive_gap.excess_error(real, real, 5) == (0.0, 0.0)
+    same = predictive_gap.systematic(factor_process(20000, 2), factor_process(2000, 1), real)
+    # with as many sequences as the reference the same process leaves almost nothing; the smaller held-out set
+    # leaves its estimation noise, mostly along the many noise directions
+    assert same["generated excess MSE on all training, lags 5 (%)"] < 0.1
+    assert same["generated excess MSE on all training, lags 5 (%)"] < same["held-out excess MSE on all training, "
+                                                                           "lags 5 (%)"] < 0.5
+    # the last feature at half its loading: the error lies along the shared factor (a major direction)
+    weak = factor_process(20000, 3)
+    weak[..., 4] *= 0.5
+    excess, share = predictive_gap.excess_error(weak, real, 5)
+    assert excess > 100 and share < 0.05
+    # feature 0's own noise at t carries the last feature's extra noise at t + 1, which real data's does not:
+    # a regression trained on it leans on feature 0's noise, a minor direction
+    leak = factor_process(20000, 4)
+    e = np.random.default_rng(5).standard_normal(leak.shape[:2])
+    leak[..., 4] += 0.1 * e
+    leak[:, :-1, 0] += 0.1 * e[:, 1:]
+    excess, share = predictive_gap.excess_error(leak, real, 5)
+    assert 1.0 < excess < 10 and share > 0.9
