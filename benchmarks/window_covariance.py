@@ -52,7 +52,7 @@ def measure(train, holdout, fake):
 
     out = {}
     for lags in (0, 1, 2):
-        mu, W = reference(train, np.ones(train.shape[:2]), lags)
+        mu, W, _ = reference(train, np.ones(train.shape[:2]), lags)
         lam = 1.0 / np.sum(W * W, axis=0)  # W's columns are eigenvectors / sqrt(eigenvalue, floored)
         out[f"lag {lags}, training: smallest eigenvalue / mean"] = float(lam.min() / lam.mean())
         for name, x in (("held-out", holdout), ("generated", fake)):

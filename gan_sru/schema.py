@@ -214,6 +214,13 @@ SCHEMA = {
     "train.window_covariance_lags": Field("int", 1, ">= 0",
                                           "with window_covariance_loss: the lags in a window (0: each step's "
                                           "features alone; 1: (x_t, x_t-1))"),
+    "train.window_covariance_whitening": Field("str", "window", ("window", "step"),
+                                               "with window_covariance_loss: whiten each window by the windows' "
+                                               "own covariance (window: |E[u u^T] - I|), or each step by the "
+                                               "data's steps' principal axes, compared with the real windows' "
+                                               "E[u u^T] (step: each feature's own noise and its lagged "
+                                               "correlations weigh as much as the shared structure, the smooth "
+                                               "factors' step-to-step differences do not)"),
     "train.r1_gamma": Field("float", 0.0, ">= 0",
                             "weight of D's gradient penalty on real sequences (R1, Mescheder et al. 2018): "
                             "gamma / 2 x E|grad_x D(x)|^2, estimated by finite differences along a random "

@@ -36,7 +36,7 @@ class StepGraph:
     scopes "G" and "D" and are shared by every bucket's graph. moment_impl: the moment terms' ("auto": fused on
     the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two). reference: the
     `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0;
-    windows: the (mean, whitening) of their windows (ops/covariance.py), needed with
+    windows: the (mean, whitening, target) of their windows (ops/covariance.py), needed with
     train.window_covariance_loss > 0 (a bucket too short for a window goes without the term).
     """
 
@@ -90,7 +90,9 @@ class StepGraph:
         if weight > 0 and length > lags:
             if windows is None:
                 raise ValueError("StepGraph: train.window_covariance_loss > 0 needs the real windows' reference")
-            self.g_loss = self.g_loss + weight * window_covariance_loss(self.fake_g, self.mask, *windows, lags)
+            mu, whiten, target = windows
+            self.g_loss = self.g_loss + weight * window_covariance_loss(self.fake_g, self.mask, mu, whiten, lags,
+                                                                        target)
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

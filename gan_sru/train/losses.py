@@ -284,13 +284,13 @@ def marginal_loss(fake, real, mask, impl="auto"):
     return F.mean(F.sum(F.abs(d), axis=1, keepdims=True) / (n * std))
 
 
-def window_covariance_loss(fake, mask, mu, W, lags=1):
+def window_covariance_loss(fake, mask, mu, W, lags=1, target=None):
     """G's term on the joint second moments of `lags` + 1 consecutive steps in the real windows' whitened axes
-    (gan_sru/ops/covariance.py: why, and how `mu` (D,) and `W` (D, D) are made from real sequences): with u =
-    (v - mu) W of each generated window v = (x_t, x_t-1, ..., x_t-lags) whose steps are all valid, and M_a, M_b
-    the mean of u u^T over the windows of the batch's first and second half of sequences, trace((M_a - I)(M_b -
-    I)) / D: an unbiased estimate of |E[u u^T] - I|_F^2 / D. fake (L, B, C), 0 at padded steps; mask (L, B);
-    L > lags, B >= 2."""
+    (gan_sru/ops/covariance.py: why, and how `mu` (D,), `W` (D, D) and `target` (D, D) are made from real
+    sequences): with u = (v - mu) W of each generated window v = (x_t, x_t-1, ..., x_t-lags) whose steps are
+    all valid, and M_a, M_b the mean of u u^T over the windows of the batch's first and second half of
+    sequences, trace((M_a - T)(M_b - T)) / D: an unbiased estimate of |E[u u^T] - T|_F^2 / D (T = target, the
+    identity when None). fake (L, B, C), 0 at padded steps; mask (L, B); L > lags, B >= 2."""
     L, B, C = fake.shape
     D = (lags + 1) * C
     if L <= lags or B < 2:
@@ -305,7 +305,8 @@ def window_covariance_loss(fake, mask, mu, W, lags=1):
     whiten = nn.Variable.from_numpy_array(np.asarray(W, np.float32))
     u = F.reshape(F.affine(F.reshape(v - shift, (n * B, D)), whiten), (n, B, D))
     u = u * F.reshape(valid, (n, B, 1))
-    eye = nn.Variable.from_numpy_array(np.eye(D, dtype=np.float32))
+    eye = nn.Variable.from_numpy_array(np.eye(D, dtype=np.float32) if target is None
+                                       else np.asarray(target, np.float32))
     half = B // 2
 
     def second_moment(start, stop):

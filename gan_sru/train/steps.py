@@ -148,7 +148,7 @@ class GanSteps:
                                   rescale=self.tcfg["sequence_whitened_rescale"])
 
     def window_reference(self, length):
-        """The mean and whitening of the windows of the real sequences of the bucket `length` for
+        """The mean, whitening and target of the windows of the real sequences of the bucket `length` for
         train.window_covariance_loss (ops/covariance.py); None when that term is off or the bucket is too short
         for a window."""
         lags = self.tcfg["window_covariance_lags"]
@@ -159,7 +159,8 @@ class GanSteps:
         limit = -(-covariance.MAX_WINDOWS // (length - lags))  # enough sequences for the windows the reference keeps
         x, mask = self.bucket_sequences(length, limit, "train.window_covariance_loss")
         try:
-            return covariance.reference(x.transpose(1, 0, 2), mask.T, lags, seed=self.cfg["seed"])
+            return covariance.reference(x.transpose(1, 0, 2), mask.T, lags, seed=self.cfg["seed"],
+                                        whitening=self.tcfg["window_covariance_whitening"])
         except ValueError as e:
             raise GanSruError(f"train.window_covariance_loss: the bucket of length {length}: {e}") from None
 

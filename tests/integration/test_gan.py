@@ -346,6 +346,7 @@ COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "
     ("train.sequence_moment_loss", "configs/sines.yaml", TINY),
     ("train.sequence_whitened_loss", "configs/sines.yaml", TINY),  # variable lengths: a reference per bucket
     ("train.window_covariance_loss", "configs/sines.yaml", TINY),  # a windows' reference per bucket
+    ("train.window_covariance_loss", "configs/sines.yaml", TINY + ["train.window_covariance_whitening=step"]),
     ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
 ])
 def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
@@ -399,8 +400,9 @@ def test_the_window_term_whitens_each_buckets_real_windows_and_skips_a_bucket_to
     for b, length in enumerate(data.spec.boundaries):
         x, m, _ = pad_batch([s for s, k in zip(data.train.sequences, buckets) if k == b], length)
         v = windows(x.transpose(1, 0, 2), m.T, 2)
-        mu, W = steps.window_reference(length)
+        mu, W, T = steps.window_reference(length)
         np.testing.assert_allclose(mu, v.mean(axis=0), rtol=1e-6, atol=1e-9)
+        np.testing.assert_array_equal(T, np.eye(len(mu)))
         # unit variance along each eigen-axis of the real windows but those under the floor (sines: a window
         # of 3 steps of 5 sines spans fewer directions than its 15 values), which keep lambda / floor
         cov = np.cov(v.T, bias=True)
