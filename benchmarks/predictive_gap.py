@@ -18,6 +18,11 @@ step 1000 on, e.g. after `--set train.keep_checkpoints=20`), N generated, traini
   comparison. A stationary generator has ratio 1 at every step.
 - the lagged correlations (x_t against x_t-k, every pair of features, k in `CORRELATION_LAGS`): their root mean
   square difference from the training sequences', generated and held-out: whether the gap shows entry by entry.
+- whitened lagged correlations: the same x_t against x_t+k (k in `WHITENED_LAGS`), in the principal axes of
+  the data's steps each divided by its spread, their root mean square difference from the training
+  sequences' in three blocks: minor axes at t against major ones at t + k, major against minor, minor against
+  minor. Entry by entry in the features' own scale the noise weighs as little as it varies; here it weighs as
+  much as the rest.
 - largest share: how much of the generated-trained regression's excess squared error one eigen-direction of
   the windows' covariance carries (1: one direction; small: spread over many).
 - rescaled gap (%): the linear gap after scaling the generated sequences, step by step and axis by axis, to
@@ -43,6 +48,8 @@ import trained_runs
 OUT = os.path.join(trained_runs.REPO, "benchmarks", "results", "predictive_gap.json")
 LAGS = (0, 2, 5)  # past steps the linear regressor reads besides the current one
 CORRELATION_LAGS = (0, 1, 2, 3, 5, 8, 12)
+WHITENED_LAGS = (1, 2, 3)
+BLOCKS = ("minor to major", "major to minor", "minor to minor")
 SHARE = f"largest share of the excess error, lags {LAGS[-1]}"
 RIDGE = 1e-3
 
@@ -153,6 +160,27 @@ def principal_axes(real):
     return mean, vec, lam, np.arange(len(lam)) < len(lam) - minor
 
 
+def whitened_lagged(x, real, axes):
+    """{f"lag {k}, {block}": RMS difference}: E[p_t p_t+k^T] of x against real's, p the steps' coordinates
+    along the data's principal axes divided by their spread (`principal_axes`), over the blocks `BLOCKS` (rows
+    at t, columns at t + k), k in `WHITENED_LAGS` (shorter than the sequences)."""
+    mean, vec, lam, major = axes
+
+    def lagged(z, k):
+        p = (z - mean) @ vec / np.sqrt(lam)
+        a, b = p[:, :-k].reshape(-1, p.shape[2]), p[:, k:].reshape(-1, p.shape[2])
+        return a.T @ b / len(a)
+
+    out = {}
+    for k in WHITENED_LAGS:
+        if k >= real.shape[1] or (~major).sum() == 0:
+            continue
+        d = lagged(x, k) - lagged(real, k)
+        for name, (rows, cols) in zip(BLOCKS, ((~major, major), (major, ~major), (~major, ~major))):
+            out[f"lag {k}, {name}"] = float(np.sqrt((d[np.ix_(rows, cols)] ** 2).mean()))
+    return out
+
+
 def step_variance(x, axes):
     """(L, C): the variance over sequences of x (N, L, C) at each step along each principal axis, over the
     data's (`principal_axes`)."""
@@ -172,14 +200,16 @@ def rescale_steps(x, axes):
 
 def describe(x, real, axes, basis, name):
     """One set's per-set entries: its step variances (the major and the minor axes' mean at each step), lagged
-    correlations' differences from real and largest share, keyed by `name` ("generated" or "held-out")."""
+    correlations' differences from real (in the features' scale and in the whitened axes) and largest share,
+    keyed by `name` ("generated" or "held-out")."""
     major = axes[3]
     v = step_variance(x, axes)
     return {f"{name} step variance, major axes": v[:, major].mean(axis=1).tolist(),
             f"{name} step variance, minor axes": v[:, ~major].mean(axis=1).tolist() if (~major).any() else [],
             f"{name} lagged correlations, RMS difference": {str(k): d for k, d in
                                                            correlation_differences(x, real).items()},
-            f"{name} {SHARE}": largest_share(x, real, LAGS[-1], basis)}
+            f"{name} {SHARE}": largest_share(x, real, LAGS[-1], basis),
+            f"{name} whitened lagged correlations, RMS difference": whitened_lagged(x, real, axes)}
 
 
 def reference(real, held):
@@ -243,7 +273,15 @@ def row(step, entry):
     return (f"| {step} | " + " / ".join(f"{entry[f'linear gap, lags {k} (%)']:+.2f}" for k in LAGS)
             + "".join(f" | {var['generated ' + a]} ({var['held-out ' + a]})" for a in ("major", "minor"))
             + f" | {entry[f'linear gap rescaled, lags {LAGS[-1]} (%)']:+.2f} | {corr(entry)}"
-            + f" | {entry[f'generated {SHARE}']:.2f} ({entry[f'held-out {SHARE}']:.2f}) |")
+            + f" | {entry[f'generated {SHARE}']:.2f} ({entry[f'held-out {SHARE}']:.2f}) | {whitened(entry)} |")
+
+
+def whitened(entry):
+    """The table's cell: the whitened lagged correlations' RMS differences at lag 1, block by block, generated
+    (held-out)."""
+    d = {n: entry[f"{n} whitened lagged correlations, RMS difference"] for n in ("generated", "held-out")}
+    cell = lambda n, b: d[n].get(f"lag 1, {b}", np.nan)  # noqa: E731
+    return " / ".join(f"{cell('generated', b):.3f} ({cell('held-out', b):.3f})" for b in BLOCKS)
 
 
 def checkpoints(run, which):
@@ -276,8 +314,8 @@ def main():
         print(f"\n{name}: linear gaps (%) at lags {', '.join(map(str, LAGS))}; variance at steps 0 / L/2 / L-1,"
               " generated (held-out); rescaled gap (%)")
         print("| step | linear gaps | major axes | minor axes | rescaled | correlations, RMS difference at lags 0 / 5 |"
-              " largest share |")
-        print("|---|---|---|---|---|---|---|")
+              " largest share | whitened lag 1: minor-major / major-minor / minor-minor |")
+        print("|---|---|---|---|---|---|---|---|")
         ref = reference(real, held)  # the held-out side, once per run
         base = gru_mae(held, real) if args.gru else None
         for step in checkpoints(run, which):

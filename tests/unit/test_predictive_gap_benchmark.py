@@ -12,9 +12,10 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import predictive_gap  # noqa: E402
 
 
-def factor_process(n, seed, length=16, fade=0.0, delay=1):
+def factor_process(n, seed, length=16, fade=0.0, delay=1, noise_ar=0.0):
     """Five features: a shared AR(1) factor plus each feature's own white noise (the noise scaled by 1 - fade
-    t / L at step t); the last feature is the factor `delay` steps earlier, plus noise."""
+    t / L at step t; with noise_ar > 0 the first four features' noise is an AR(1) of that coefficient and the
+    same variance); the last feature is the factor `delay` steps earlier, plus noise."""
     rng = np.random.default_rng(seed)
     a = np.empty((n, length + 2))
     a[:, 0] = rng.standard_normal(n)
@@ -22,7 +23,10 @@ def factor_process(n, seed, length=16, fade=0.0, delay=1):
         a[:, t] = 0.8 * a[:, t - 1] + 0.6 * rng.standard_normal(n)
     scale = (1.0 - fade * np.arange(length) / length)[None, :, None]
     x = np.empty((n, length, 5))
-    x[..., :4] = a[:, 2:, None] * np.array([1.0, 0.8, -0.6, 0.5]) + 0.15 * scale * rng.standard_normal((n, length, 4))
+    e = rng.standard_normal((n, length, 4))
+    for t in range(1, length if noise_ar else 0):
+        e[:, t] = noise_ar * e[:, t - 1] + np.sqrt(1.0 - noise_ar ** 2) * e[:, t]
+    x[..., :4] = a[:, 2:, None] * np.array([1.0, 0.8, -0.6, 0.5]) + 0.15 * scale * e
     x[..., 4] = a[:, 2 - delay:length + 2 - delay] + 0.1 * scale[..., 0] * rng.standard_normal((n, length))
     return x
 
@@ -130,3 +134,22 @@ def test_the_systematic_excess_and_whether_it_lies_in_each_features_own_noise():
     leak[:, :-1, 0] += 0.1 * e[:, 1:]
     excess, share = predictive_gap.excess_error(leak, real, 5)
     assert 1.0 < excess < 10 and share > 0.9
+
+
+
+def test_whitened_lagged_correlations_show_noise_made_smooth_that_the_features_scale_hides():
+    """Each feature's white noise made an AR(1) of the same variance: in the features' own scale the lagged
+    correlations move little (the noise is a small part of the variance); in the whitened axes the block of the
+    minor axes against themselves does, far past the held-out level."""
+    real, held = factor_process(4000, 0), factor_process(4000, 1)
+    smooth = factor_process(4000, 2, noise_ar=0.8)
+    axes = predictive_gap.principal_axes(real)
+    same, moved = (predictive_gap.whitened_lagged(x, real, axes) for x in (held, smooth))
+    assert set(same) == {f"lag {k}, {b}" for k in (1, 2, 3) for b in predictive_gap.BLOCKS}
+    assert max(same.values()) < 0.05
+    assert moved["lag 1, minor to minor"] > 0.4 and moved["lag 1, minor to minor"] > 10 * same["lag 1, minor to minor"]
+    assert moved["lag 1, minor to major"] < 0.1 and moved["lag 1, major to minor"] < 0.1
+    # the features' own scale: the lag-1 correlations move by a fraction of that
+    assert predictive_gap.correlation_differences(smooth, real)[1] < 0.1 * moved["lag 1, minor to minor"]
+    entry = predictive_gap.measure(real, held, smooth)
+    assert entry["generated whitened lagged correlations, RMS difference"] == moved
