@@ -23,7 +23,7 @@ def noise_shapes(gcfg, length, batch_size, cond=None):
     """Shapes of the generator's noise inputs: per-step noise (noise_dim channels, then output_noise_dim) and
     one per-sequence vector; with categorical
     features (cond), also the Gumbel noise of their blocks, "gumbel" (L, B, K)."""
-    for key in ("noise_dim", "static_noise_dim", "hidden_size", "num_layers"):
+    for key in ("noise_dim", "static_noise_dim", "hidden_size", "num_layers", "output_noise_dim"):
         if gcfg.get(key, 0) is None:  # a config straight from load_config: the data decides these
             raise ValueError(f"model.generator.{key} is null: resolve the sizes from the data first "
                              "(gan_sru.sizes.apply_size_rules)")

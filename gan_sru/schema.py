@@ -67,12 +67,12 @@ SCHEMA = {
     "model.generator.static_noise_dim": Field("int?", None, ">= 0",
                                               "noise features drawn once per sequence and fed at every step; "
                                               "null: from the data (size rules)"),
-    "model.generator.output_noise_dim": Field("int", 0, ">= 0",
+    "model.generator.output_noise_dim": Field("int?", 0, ">= 0",
                                               "noise features per time step that bypass the SRU: mixed linearly "
                                               "into every output feature before the output activation, scaled "
                                               "per step and feature by softplus(affine(h)) (innovations of each "
                                               "feature's own); they travel as the last channels of the step "
-                                              "noise; 0: off"),
+                                              "noise; 0: off; null: one per feature (size rules)"),
     "model.generator.time_feature": Field("bool", True, None, "feed t / (longest length - 1) at every step"),
     "model.generator.highway_bias": Field("float", 0.0, None,
                                           "initial reset-gate bias; > 0 starts the output on the smoothed "
