@@ -32,7 +32,7 @@ own autocorrelation stays), so the term compares M with the real windows' own T 
 trace((M_a - T)(M_b - T)) / D. Why: on the wide set the predictive score's gap is a regression that leans on
 the samples' noise (benchmarks/predictive_gap.py --all-training: 40-83% of its systematic excess lies along
 the windows' minor directions), and in the steps' whitened axes the samples' lagged correlations between the
-minor axes and the rest are 3-4 times as far from the data's as a held-out set's (0.017-0.030 against
+minor axes and the rest are 2-4 times as far from the data's as a held-out set's (0.017-0.030 against
 0.006-0.008 root mean square at lags 1-3); whitening whole windows instead also weighs the smooth factors'
 step-to-step differences, which the noise does not need. Measured (fifteenth session, docs/quality_log.md):
 at weight 0.1 over 6 steps it held G back (selection 0.40-0.45 at steps 1000-1250 where the config's runs
