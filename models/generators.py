@@ -21,7 +21,10 @@ def output_noise(h, eps, num_features):
     leading directions; on the fast protocol the identity start scored no better. On the paper protocol two
     equal-step pairs on the wide set disagree (1500 steps: 0.299 without, 0.167 with 28 channels; 2332
     steps: 0.113 without, 0.255 with; docs/quality_log.md), so no config has it. Either way the noise
-    along the data's minor directions stays smoother than the data's (`metrics.separability`)."""
+    along the data's minor directions stays smoother than the data's (`metrics.separability`). With R1 and
+    the whitened sequence term (fifteenth session, wide, seeds 0-3 at 4300 steps) it narrowed the predictive
+    gap (2.1-2.6% above the floor against 2.3-3.4%) and raised the classifier's score on two seeds (0.088 and
+    0.092 against 0.041 and 0.051), so it is still off; `output_noise_dim: null` sizes it to the features."""
     import nnabla.initializer as I
 
     E = eps.shape[2]
