@@ -135,16 +135,25 @@ def excess_error(x, real, lags, basis=None):
     return 100.0 * excess / base, float(part[order][~major].sum() / max(excess, 1e-300))
 
 
-def systematic(fake_all, held, real_all, lags=LAGS[-1]):
-    """The entries of --all-training: the excess error and its minor share of regressions trained on
-    `fake_all` (as many generated sequences as `real_all`) and on `held`, against the whole training set."""
+def systematic_reference(held, real_all, lags=LAGS[-1]):
+    """What --all-training measures every checkpoint of one run against, made once: the whole training set,
+    its window basis and the held-out set's entries (their excess is the estimation noise of its fewer
+    sequences, the same for every checkpoint)."""
     basis = window_basis(real_all, lags)
-    out = {}
-    for name, x in (("generated", fake_all), ("held-out", held)):
-        excess, share = excess_error(x, real_all, lags, basis)
-        out[f"{name} excess MSE on all training, lags {lags} (%)"] = excess
-        out[f"{name} minor share of that excess"] = share
-    return out
+    excess, share = excess_error(held, real_all, lags, basis)
+    return {"real": real_all, "basis": basis, "lags": lags,
+            "held entries": {f"held-out excess MSE on all training, lags {lags} (%)": excess,
+                             "held-out minor share of that excess": share}}
+
+
+def systematic(fake_all, held, real_all, lags=LAGS[-1], ref=None):
+    """The entries of --all-training: the excess error and its minor share of regressions trained on
+    `fake_all` (as many generated sequences as `real_all`) and on `held`, against the whole training set.
+    ref: `systematic_reference(held, real_all, lags)`, when already made (one per run)."""
+    ref = ref or systematic_reference(held, real_all, lags)
+    excess, share = excess_error(fake_all, ref["real"], ref["lags"], ref["basis"])
+    return {f"generated excess MSE on all training, lags {ref['lags']} (%)": excess,
+            "generated minor share of that excess": share, **ref["held entries"]}
 
 
 def principal_axes(real):
@@ -318,6 +327,9 @@ def main():
         print("|---|---|---|---|---|---|---|---|")
         ref = reference(real, held)  # the held-out side, once per run
         base = gru_mae(held, real) if args.gru else None
+        if args.all_training:
+            everything = np.stack(train.sequences).astype(np.float64)
+            whole = systematic_reference(held, everything)
         for step in checkpoints(run, which):
             r = run if step is None else TrainedRun(run.folder.path, step)
             fake = trained_runs.generated(r, args.num, real.shape[1])
@@ -325,9 +337,8 @@ def main():
             if args.gru:
                 entry.update(gru_gaps(fake, held, real, ref["axes"], base=base))
             if args.all_training:
-                everything = np.stack(train.sequences).astype(np.float64)
                 entry.update(systematic(trained_runs.generated(r, len(everything), real.shape[1]), held,
-                                        everything))
+                                        everything, ref=whole))
             key = f"{name}, step {r.step}"
             entry = {**results.get(key, {}), **entry}  # an earlier call's --gru or --all-training entries stay
             results[key] = entry
