@@ -20,6 +20,7 @@ from .losses import (
     innovation_loss,
     marginal_loss,
     moment_loss,
+    predictor_loss,
     r1_penalty,
     sequence_moment_loss,
     whitened_sequence_loss,
@@ -37,11 +38,12 @@ class StepGraph:
     the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two). reference: the
     `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0;
     windows: the (mean, whitening, target) of their windows (ops/covariance.py), needed with
-    train.window_covariance_loss > 0 (a bucket too short for a window goes without the term).
+    train.window_covariance_loss > 0 (a bucket too short for a window goes without the term); predictor: their
+    next-step regression (ops/predictor.py), needed with train.predictor_loss > 0 (likewise).
     """
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
-                 reference=None, windows=None):
+                 reference=None, windows=None, predictor=None):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -93,6 +95,12 @@ class StepGraph:
             mu, whiten, target = windows
             self.g_loss = self.g_loss + weight * window_covariance_loss(self.fake_g, self.mask, mu, whiten, lags,
                                                                         target)
+        weight = cfg["train"]["predictor_loss"]
+        if weight > 0 and length > cfg["train"]["predictor_lags"] + 1:
+            if predictor is None:
+                raise ValueError("StepGraph: train.predictor_loss > 0 needs the real windows' regression")
+            self.g_loss = self.g_loss + weight * predictor_loss(self.fake_g, self.mask, predictor,
+                                                                  cfg["train"]["predictor_root"])
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

@@ -315,3 +315,45 @@ def window_covariance_loss(fake, mask, mu, W, lags=1, target=None):
         return F.reshape(F.batch_matmul(part, part, transpose_a=True), (D, D)) / F.reshape(count, (1, 1)) - eye
 
     return F.sum(second_moment(0, half) * second_moment(half, 2 * half)) / float(D)
+
+
+def predictor_loss(fake, mask, ref, root=False):
+    """G's term on the samples' next-step regression (gan_sru/ops/predictor.py: why, and how the
+    `PredictorReference` ref is made from real sequences): with each generated window z = (x_t, ..., x_t-lags)
+    whose steps and next step are all valid, u = ((z - z_mean) whiten, 1) and r = (x_t+1 - y_mean - (z -
+    z_mean) weights) / scale, and N_a, N_b the mean of u r^T over the windows of the batch's first and second
+    half of sequences, sum(N_a * N_b) / C: an unbiased estimate of |E[u r^T]|_F^2 / C; root: its square root
+    (floored at 1e-4 before it), whose gradient does not fade as the samples near the data's regression. fake
+    (L, B, C), 0 at padded steps; mask (L, B); L > lags + 1, B >= 2."""
+    L, B, C = fake.shape
+    lags = ref.lags
+    if L <= lags + 1 or B < 2:
+        raise ValueError(f"the predictor term needs more than {lags + 1} steps and 2 sequences; got {L} x {B}")
+    n, K = L - lags - 1, ref.whiten.shape[1] + 1
+    # (x_t+1, x_t, ..., x_t-lags) of every t, and u, r of each in one affine map (its bias holds the means and
+    # u's constant; nnabla's broadcasting arithmetic costs more than the map itself)
+    parts = [F.slice(fake, start=(lags + 1 - j, 0, 0), stop=(L - j, B, C)) for j in range(lags + 2)]
+    w = F.reshape(F.concatenate(*parts, axis=2), (n * B, (lags + 2) * C))
+    inv = 1.0 / ref.scale
+    M = np.zeros(((lags + 2) * C, K + C))
+    M[C:, :K - 1] = ref.whiten
+    M[:C, K:] = np.diag(inv)
+    M[C:, K:] = -ref.weights * inv
+    bias = np.concatenate([-ref.z_mean @ ref.whiten, [1.0], (ref.z_mean @ ref.weights - ref.y_mean) * inv])
+    ur = F.affine(w, nn.Variable.from_numpy_array(M.astype(np.float32)),
+                  nn.Variable.from_numpy_array(bias.astype(np.float32)))
+    valid = F.slice(mask, start=(lags + 1, 0), stop=(L, B))
+    for j in range(1, lags + 2):
+        valid = valid * F.slice(mask, start=(lags + 1 - j, 0), stop=(L - j, B))
+    u = F.reshape(F.slice(ur, start=(0, 0), stop=(n * B, K)), (n, B, K))
+    r = F.reshape(F.slice(ur, start=(0, K), stop=(n * B, K + C)) * F.reshape(valid, (n * B, 1)), (n, B, C))
+    half = B // 2
+
+    def moments(start, stop):
+        a = F.reshape(F.slice(u, start=(0, start, 0), stop=(n, stop, K)), (1, n * (stop - start), K))
+        b = F.reshape(F.slice(r, start=(0, start, 0), stop=(n, stop, C)), (1, n * (stop - start), C))
+        count = F.maximum_scalar(F.sum(F.slice(valid, start=(0, start), stop=(n, stop))), 1.0)
+        return F.reshape(F.batch_matmul(a, b, transpose_a=True), (K, C)) / F.reshape(count, (1, 1))
+
+    loss = F.sum(moments(0, half) * moments(half, 2 * half)) / float(C)
+    return F.pow_scalar(F.maximum_scalar(loss, 1e-4), 0.5) if root else loss

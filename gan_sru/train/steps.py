@@ -117,7 +117,8 @@ class GanSteps:
         if length not in self.graphs:
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
                                             self.strategy, cond=self.cond, reference=self.whitened_reference(length),
-                                            windows=self.window_reference(length))
+                                            windows=self.window_reference(length),
+                                            predictor=self.predictor_reference(length))
             self.graph_builds += 1
         return self.graphs[length]
 
@@ -163,6 +164,21 @@ class GanSteps:
                                         whitening=self.tcfg["window_covariance_whitening"])
         except ValueError as e:
             raise GanSruError(f"train.window_covariance_loss: the bucket of length {length}: {e}") from None
+
+    def predictor_reference(self, length):
+        """The next-step regression of the real sequences of the bucket `length` for train.predictor_loss
+        (ops/predictor.py); None when that term is off or the bucket is too short for a window and its next step."""
+        lags = self.tcfg["predictor_lags"]
+        if self.tcfg["predictor_loss"] <= 0 or length <= lags + 1:
+            return None
+        from gan_sru.ops import covariance, predictor
+
+        limit = -(-covariance.MAX_WINDOWS // (length - lags - 1))
+        x, mask = self.bucket_sequences(length, limit, "train.predictor_loss")
+        try:
+            return predictor.reference(x.transpose(1, 0, 2), mask.T, lags, seed=self.cfg["seed"])
+        except ValueError as e:
+            raise GanSruError(f"train.predictor_loss: the bucket of length {length}: {e}") from None
 
     def inputs(self, step, k=0):
         """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""

@@ -347,6 +347,8 @@ COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "
     ("train.sequence_whitened_loss", "configs/sines.yaml", TINY),  # variable lengths: a reference per bucket
     ("train.window_covariance_loss", "configs/sines.yaml", TINY),  # a windows' reference per bucket
     ("train.window_covariance_loss", "configs/sines.yaml", TINY + ["train.window_covariance_whitening=step"]),
+    ("train.predictor_loss", "configs/sines.yaml", TINY + ["train.predictor_lags=1"]),  # a regression per bucket
+    ("train.predictor_loss", "configs/sines.yaml", TINY + ["train.predictor_lags=1", "train.predictor_root=true"]),
     ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
 ])
 def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
@@ -432,6 +434,34 @@ def test_the_window_term_refuses_a_bucket_of_too_few_windows_by_its_length(tmp_p
                                           rf"covariance term with 1 lag\(s\) needs more than {2 * C} windows of 2 "
                                           rf"valid steps; the real sequences hold {count}"):
         GanSteps(cfg, data.train, data.spec, strategy="detached")  # builds the first bucket's graph
+
+
+def test_the_predictor_term_fits_each_buckets_real_windows_and_skips_a_bucket_too_short(tmp_path):
+    """Each bucket's regression is its own real sequences'; a bucket of at most lags + 1 steps has none and its
+    graph goes without the term; a bucket of too few windows is named with both counts."""
+    from gan_sru.data.buckets import pad_batch
+    from gan_sru.ops.predictor import normal_equations
+
+    cfg = tiny_cfg(tmp_path, "data.num_buckets=2", "train.predictor_loss=1", "train.predictor_lags=1",
+                   config="configs/sines_varlen.yaml")
+    data = training_data(cfg)
+    nn.clear_parameters()
+    steps = GanSteps(cfg, data.train, data.spec, strategy="detached")
+    buckets = data.spec.buckets_of(data.train.lengths)
+    for b, length in enumerate(data.spec.boundaries):
+        x, m, _ = pad_batch([s for s, k in zip(data.train.sequences, buckets) if k == b], length)
+        ref = steps.predictor_reference(length)
+        assert ref.lags == 1 and ref.weights.shape == (2 * x.shape[2], x.shape[2])
+        assert np.sum(normal_equations(x.transpose(1, 0, 2), m.T, ref) ** 2) < 1e-4  # its own data's regression
+    assert steps.predictor_reference(2) is None
+    cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.predictor_loss=1",
+                   "train.predictor_lags=1", config="configs/sines_varlen.yaml")
+    data = training_data(cfg)
+    nn.clear_parameters()
+    with pytest.raises(GanSruError, match=rf"train.predictor_loss: the bucket of length {data.spec.boundaries[0]}: "
+                                          r"the predictor term with 1 lag\(s\) needs more than 10 windows of 3 "
+                                          r"valid steps; the real sequences hold \d+"):
+        GanSteps(cfg, data.train, data.spec, strategy="detached")
 
 
 def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(tmp_path):
