@@ -219,15 +219,13 @@ SCHEMA = {
                                   "weight of G's term on the samples' next-step regression: the data's ridge "
                                   "regression of x_t+1 on (x_t, ..., x_t-predictor_lags) leaves residuals "
                                   "uncorrelated with the window, and the term asks the samples' residuals under it "
-                                  "to be so too (|E[u r^T]|^2 / C in the windows' whitened axes and the residuals' "
-                                  "stds: to first order the relative excess squared error a regression trained on "
-                                  "the samples has on the data; gan_sru/ops/predictor.py); 0: off"),
+                                  "to be so too (|E[u r^T]| / sqrt(C) in the windows' whitened axes and the "
+                                  "residuals' stds: its square is to first order the relative excess squared error "
+                                  "a regression trained on the samples has on the data; gan_sru/ops/predictor.py); "
+                                  "0: off"),
     "train.predictor_lags": Field("int", 5, ">= 0",
                                   "with predictor_loss: the past steps the regression reads besides the current "
                                   "one (a bucket of at most predictor_lags + 1 steps goes without the term)"),
-    "train.predictor_root": Field("bool", False, None,
-                                  "with predictor_loss: its square root (the gradient does not fade as the samples "
-                                  "near the data's regression)"),
     "train.window_covariance_whitening": Field("str", "window", ("window", "step"),
                                                "with window_covariance_loss: whiten each window by the windows' "
                                                "own covariance (window: |E[u u^T] - I|), or each step by the "

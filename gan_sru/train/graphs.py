@@ -99,8 +99,7 @@ class StepGraph:
         if weight > 0 and length > cfg["train"]["predictor_lags"] + 1:
             if predictor is None:
                 raise ValueError("StepGraph: train.predictor_loss > 0 needs the real windows' regression")
-            self.g_loss = self.g_loss + weight * predictor_loss(self.fake_g, self.mask, predictor,
-                                                                  cfg["train"]["predictor_root"])
+            self.g_loss = self.g_loss + weight * predictor_loss(self.fake_g, self.mask, predictor)
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

@@ -317,14 +317,19 @@ def window_covariance_loss(fake, mask, mu, W, lags=1, target=None):
     return F.sum(second_moment(0, half) * second_moment(half, 2 * half)) / float(D)
 
 
-def predictor_loss(fake, mask, ref, root=False):
-    """G's term on the samples' next-step regression (gan_sru/ops/predictor.py: why, and how the
-    `PredictorReference` ref is made from real sequences): with each generated window z = (x_t, ..., x_t-lags)
-    whose steps and next step are all valid, u = ((z - z_mean) whiten, 1) and r = (x_t+1 - y_mean - (z -
-    z_mean) weights) / scale, and N_a, N_b the mean of u r^T over the windows of the batch's first and second
-    half of sequences, sum(N_a * N_b) / C: an unbiased estimate of |E[u r^T]|_F^2 / C; root: its square root
-    (floored at 1e-4 before it), whose gradient does not fade as the samples near the data's regression. fake
-    (L, B, C), 0 at padded steps; mask (L, B); L > lags + 1, B >= 2."""
+def predictor_loss(fake, mask, ref):
+    """G's term on the samples' next-step regression (gan_sru/ops/predictor.py): the square root of
+    `predictor_product` floored at 1e-4 (its gradient does not fade as the samples near the data's regression)."""
+    return F.pow_scalar(F.maximum_scalar(predictor_product(fake, mask, ref), 1e-4), 0.5)
+
+
+def predictor_product(fake, mask, ref):
+    """The square of G's predictor term (gan_sru/ops/predictor.py: why, and how the `PredictorReference` ref is
+    made from real sequences): with each generated window z = (x_t, ..., x_t-lags) whose steps and next step are
+    all valid, u = ((z - z_mean) whiten, 1) and r = (x_t+1 - y_mean - (z - z_mean) weights) / scale, and N_a,
+    N_b the mean of u r^T over the windows of the batch's first and second half of sequences, sum(N_a * N_b) /
+    C: an unbiased estimate of |E[u r^T]|_F^2 / C. fake (L, B, C), 0 at padded steps; mask (L, B); L > lags + 1,
+    B >= 2."""
     L, B, C = fake.shape
     lags = ref.lags
     if L <= lags + 1 or B < 2:
@@ -355,5 +360,4 @@ def predictor_loss(fake, mask, ref, root=False):
         count = F.maximum_scalar(F.sum(F.slice(valid, start=(0, start), stop=(n, stop))), 1.0)
         return F.reshape(F.batch_matmul(a, b, transpose_a=True), (K, C)) / F.reshape(count, (1, 1))
 
-    loss = F.sum(moments(0, half) * moments(half, 2 * half)) / float(C)
-    return F.pow_scalar(F.maximum_scalar(loss, 1e-4), 0.5) if root else loss
+    return F.sum(moments(0, half) * moments(half, 2 * half)) / float(C)

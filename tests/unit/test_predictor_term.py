@@ -7,7 +7,7 @@ import pytest
 
 from gan_sru.ops.covariance import windows
 from gan_sru.ops.predictor import normal_equations, reference
-from gan_sru.train.losses import predictor_loss
+from gan_sru.train.losses import predictor_loss, predictor_product
 
 
 def var1(rng, n, L, A, noise=0.5):
@@ -31,7 +31,8 @@ def masked(rng, x, min_len):
 
 
 def numpy_loss(fake, mask, ref, root=False):
-    """fake (B, L, C), mask (B, L): sum(N_a * N_b) / C from the two halves' windows."""
+    """fake (B, L, C), mask (B, L): sum(N_a * N_b) / C from the two halves' windows (the product); root: the
+    term, its floored square root."""
     B, C = fake.shape[0], fake.shape[2]
     a = normal_equations(fake[:B // 2], mask[:B // 2], ref)
     b = normal_equations(fake[B // 2:2 * (B // 2)], mask[B // 2:2 * (B // 2)], ref)
@@ -40,10 +41,10 @@ def numpy_loss(fake, mask, ref, root=False):
 
 
 def loss_of(fake, mask, ref, root=False):
-    """fake (B, L, C), mask (B, L) -> the nnabla input (L, B, C) and the loss."""
+    """fake (B, L, C), mask (B, L) -> the nnabla input (L, B, C) and the product (root: the term)."""
     x = nn.Variable.from_numpy_array(fake.transpose(1, 0, 2).astype(np.float32), need_grad=True)
     m = nn.Variable.from_numpy_array(mask.T.astype(np.float32))
-    return x, predictor_loss(x, m, ref, root)
+    return x, (predictor_loss if root else predictor_product)(x, m, ref)
 
 
 def test_the_reference_is_the_datas_regression_and_its_normal_equations_hold_there():
