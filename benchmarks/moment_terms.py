@@ -60,30 +60,59 @@ def term_runs(fn, L, B, C, rng):
     return runs
 
 
+def references(cfg, x, m):
+    """StepGraph's keyword arguments for the terms `cfg` turns on, from real x (N, L, C), mask m (N, L)."""
+    t = cfg["train"]
+    out = {}
+    if t["sequence_whitened_loss"] > 0:
+        from gan_sru.ops import whitened
+
+        out["reference"] = whitened.reference(x, m[:, :, None], seed=cfg["seed"])
+    if t["window_covariance_loss"] > 0:
+        from gan_sru.ops import covariance
+
+        out["windows"] = covariance.reference(x, m, t["window_covariance_lags"],
+                                              whitening=t["window_covariance_whitening"])
+    if t["predictor_loss"] > 0:
+        from gan_sru.ops import predictor
+
+        out["predictor"] = predictor.reference(x, m, t["predictor_lags"])
+    return out
+
+
 def step_runs(cfg, L, B, C, rng):
-    """One step's graphs (detached strategy, as training) for each impl, parameters shared."""
+    """One step's graphs (detached strategy, as training) for each impl, parameters shared; the references of the
+    terms that need real sequences from random ones (the time does not depend on the data)."""
     import nnabla as nn
+    import numpy as np
 
     from gan_sru.train.graphs import StepGraph
 
+    x = rng.random((max(4 * B, 512), L, C))
+    refs = references(cfg, x, np.ones(x.shape[:2]))
     runs = {}
     for impl in IMPLS:
-        g = StepGraph(cfg, L, B, C, L, "detached", moment_impl=impl)
+        g = StepGraph(cfg, L, B, C, L, "detached", moment_impl=impl, **refs)
         for v in g.noise.values():
             v.d = rng.standard_normal(v.shape)
         g.mask.d = 1.0
         g.real.d = rng.random(g.real.shape)
 
-        def run(g=g):
-            g.fake.forward()
-            g.d_loss.forward(clear_no_need_grad=True)
-            g.d_loss.backward(clear_buffer=True)
-            g.g_loss.forward(clear_no_need_grad=True)
-            g.g_loss.backward(clear_buffer=True)
-            g.fake.backward(grad=None)
-        runs[impl] = run
+        runs[impl] = step_of(g)
     nn.clear_parameters()
     return runs
+
+
+def step_of(g):
+    """One training step's graph work on the StepGraph g, detached as in training (no solver update)."""
+    def run():
+        g.fake.forward()
+        g.d_loss.forward(clear_no_need_grad=True)
+        g.d_loss.backward(clear_buffer=True)
+        g.g_loss.forward(clear_no_need_grad=True)
+        g.g_loss.backward(clear_buffer=True)
+        g.fake.backward(grad=None)
+    return run
 
 
 def main():

@@ -15,30 +15,10 @@ import json
 import os
 import sys
 
-from moment_terms import REPO, alternate, cpu_name
+from moment_terms import REPO, alternate, cpu_name, references, step_of
 
 sys.path.insert(0, REPO)
 DEFAULT_SETS = ["train.predictor_loss=1"]
-
-
-def references(cfg, x, m):
-    """StepGraph's keyword arguments for the terms `cfg` turns on, from real x (N, L, C), mask m (N, L)."""
-    t = cfg["train"]
-    out = {}
-    if t["sequence_whitened_loss"] > 0:
-        from gan_sru.ops import whitened
-
-        out["reference"] = whitened.reference(x, m[:, :, None], seed=cfg["seed"])
-    if t["window_covariance_loss"] > 0:
-        from gan_sru.ops import covariance
-
-        out["windows"] = covariance.reference(x, m, t["window_covariance_lags"],
-                                              whitening=t["window_covariance_whitening"])
-    if t["predictor_loss"] > 0:
-        from gan_sru.ops import predictor
-
-        out["predictor"] = predictor.reference(x, m, t["predictor_lags"])
-    return out
 
 
 def step_run(cfg, x, m, rng):
@@ -54,15 +34,7 @@ def step_run(cfg, x, m, rng):
     g.real.d = x[:B].transpose(1, 0, 2)
     if g.d_perturb is not None:
         g.d_perturb.d = rng.standard_normal(g.d_perturb.shape)
-
-    def run():
-        g.fake.forward()
-        g.d_loss.forward(clear_no_need_grad=True)
-        g.d_loss.backward(clear_buffer=True)
-        g.g_loss.forward(clear_no_need_grad=True)
-        g.g_loss.backward(clear_buffer=True)
-        g.fake.backward(grad=None)
-    return run
+    return step_of(g)
 
 
 def main():

@@ -11,6 +11,7 @@ import nnabla as nn
 import nnabla.functions as F
 
 from gan_sru.networks import discriminator, generator_graph
+from gan_sru.ops.predictor import predictor_loss
 from gan_sru.registry import STRATEGIES
 
 from .losses import (
@@ -20,7 +21,6 @@ from .losses import (
     innovation_loss,
     marginal_loss,
     moment_loss,
-    predictor_loss,
     r1_penalty,
     sequence_moment_loss,
     whitened_sequence_loss,

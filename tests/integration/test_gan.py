@@ -386,21 +386,31 @@ def test_train_sequence_whitened_rescale_reaches_the_reference(tmp_path):
     assert np.allclose(spreads[True], 1.0) and np.abs(spreads[False] - 1).max() > 0.2
 
 
-def test_the_window_term_whitens_each_buckets_real_windows_and_skips_a_bucket_too_short(tmp_path):
-    """Each bucket's reference is its own real windows' mean and whitening; a bucket no longer than the lags has
-    no reference and its graph goes without the term."""
+def steps_and_buckets(tmp_path, *extra):
+    """GanSteps of sines_varlen in 2 buckets with `extra`, and each bucket's (length, x (N, L, C), mask (N, L)) of
+    its training sequences."""
     from gan_sru.data.buckets import pad_batch
-    from gan_sru.ops.covariance import windows
 
-    cfg = tiny_cfg(tmp_path, "data.num_buckets=2", "train.window_covariance_loss=1", "train.window_covariance_lags=2",
-                   config="configs/sines_varlen.yaml")
+    cfg = tiny_cfg(tmp_path, "data.num_buckets=2", *extra, config="configs/sines_varlen.yaml")
     data = training_data(cfg)
     nn.clear_parameters()
     steps = GanSteps(cfg, data.train, data.spec, strategy="detached")
-    buckets = data.spec.buckets_of(data.train.lengths)
+    of = data.spec.buckets_of(data.train.lengths)
+    out = []
     for b, length in enumerate(data.spec.boundaries):
-        x, m, _ = pad_batch([s for s, k in zip(data.train.sequences, buckets) if k == b], length)
-        v = windows(x.transpose(1, 0, 2), m.T, 2)
+        x, m, _ = pad_batch([s for s, k in zip(data.train.sequences, of) if k == b], length)
+        out.append((length, x.transpose(1, 0, 2), m.T))
+    return steps, out
+
+
+def test_the_window_term_whitens_each_buckets_real_windows_and_skips_a_bucket_too_short(tmp_path):
+    """Each bucket's reference is its own real windows' mean and whitening; a bucket no longer than the lags has
+    no reference and its graph goes without the term."""
+    from gan_sru.ops.covariance import windows
+
+    steps, buckets = steps_and_buckets(tmp_path, "train.window_covariance_loss=1", "train.window_covariance_lags=2")
+    for length, x, m in buckets:
+        v = windows(x, m, 2)
         mu, W, T = steps.window_reference(length)
         np.testing.assert_allclose(mu, v.mean(axis=0), rtol=1e-6, atol=1e-9)
         np.testing.assert_array_equal(T, np.eye(len(mu)))
@@ -438,20 +448,13 @@ def test_the_window_term_refuses_a_bucket_of_too_few_windows_by_its_length(tmp_p
 def test_the_predictor_term_fits_each_buckets_real_windows_and_skips_a_bucket_too_short(tmp_path):
     """Each bucket's regression is its own real sequences'; a bucket of at most lags + 1 steps has none and its
     graph goes without the term; a bucket of too few windows is named with both counts."""
-    from gan_sru.data.buckets import pad_batch
     from gan_sru.ops.predictor import normal_equations
 
-    cfg = tiny_cfg(tmp_path, "data.num_buckets=2", "train.predictor_loss=1", "train.predictor_lags=1",
-                   config="configs/sines_varlen.yaml")
-    data = training_data(cfg)
-    nn.clear_parameters()
-    steps = GanSteps(cfg, data.train, data.spec, strategy="detached")
-    buckets = data.spec.buckets_of(data.train.lengths)
-    for b, length in enumerate(data.spec.boundaries):
-        x, m, _ = pad_batch([s for s, k in zip(data.train.sequences, buckets) if k == b], length)
+    steps, buckets = steps_and_buckets(tmp_path, "train.predictor_loss=1", "train.predictor_lags=1")
+    for length, x, m in buckets:
         ref = steps.predictor_reference(length)
         assert ref.lags == 1 and ref.weights.shape == (2 * x.shape[2], x.shape[2])
-        assert np.sum(normal_equations(x.transpose(1, 0, 2), m.T, ref) ** 2) < 1e-4  # its own data's regression
+        assert np.sum(normal_equations(x, m, ref) ** 2) < 1e-4  # its own data's regression
     assert steps.predictor_reference(2) is None
     cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.predictor_loss=1",
                    "train.predictor_lags=1", config="configs/sines_varlen.yaml")

@@ -4,10 +4,10 @@ it says: the relative excess squared error of a regression trained on the sample
 import nnabla as nn
 import numpy as np
 import pytest
+from conftest import numeric_grad
 
 from gan_sru.ops.covariance import windows
-from gan_sru.ops.predictor import normal_equations, reference
-from gan_sru.train.losses import predictor_loss, predictor_product
+from gan_sru.ops.predictor import normal_equations, predictor_loss, predictor_product, reference
 
 
 def var1(rng, n, L, A, noise=0.5):
@@ -91,13 +91,8 @@ def test_the_gradient_matches_finite_differences(root):
     loss.forward()
     x.grad.zero()
     loss.backward()
-    eps = 1e-3
-    numeric = np.zeros_like(fake)
-    for idx in np.ndindex(*fake.shape):
-        up, down = fake.copy(), fake.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        numeric[idx] = (numpy_loss(up, fm, ref, root) - numpy_loss(down, fm, ref, root)) / (2 * eps)
+    numeric = np.array([numeric_grad(lambda: numpy_loss(fake, fm, ref, root), fake, idx, eps=1e-3)
+                        for idx in np.ndindex(*fake.shape)]).reshape(fake.shape)
     numeric *= fm[:, :, None]  # padded steps enter no window
     np.testing.assert_allclose(x.g.transpose(1, 0, 2) * fm[:, :, None], numeric, rtol=2e-2, atol=2e-4)
     assert np.abs(numeric).max() > 1e-2
