@@ -315,4 +315,3 @@ def window_covariance_loss(fake, mask, mu, W, lags=1, target=None):
         return F.reshape(F.batch_matmul(part, part, transpose_a=True), (D, D)) / F.reshape(count, (1, 1)) - eye
 
     return F.sum(second_moment(0, half) * second_moment(half, 2 * half)) / float(D)
-
