@@ -58,6 +58,18 @@ def windows(x, m, lags):
     return np.concatenate(parts, axis=2)[valid]
 
 
+def sampled_windows(x, m, lags, need, seed, what):
+    """`windows(x, m, lags)`, at most MAX_WINDOWS of them (at random, seeded); ValueError naming `what` when
+    they are no more than `need`."""
+    v = windows(x, m, lags)
+    if len(v) <= need:
+        raise ValueError(f"{what} needs more than {need} windows of {lags + 1} valid steps; the real sequences "
+                         f"hold {len(v)}")
+    if len(v) > MAX_WINDOWS:
+        v = v[np.random.default_rng(seed).permutation(len(v))[:MAX_WINDOWS]]
+    return v
+
+
 def reference(x, m, lags=1, floor=FLOOR, seed=0, whitening="window"):
     """The mean mu (D,), the whitening matrix W (D, D) and the real windows' target T = E[u u^T] (D, D; the
     identity with whitening "window") of the real windows of x (N, L, C) with mask m (N, L). whitening:
@@ -66,13 +78,8 @@ def reference(x, m, lags=1, floor=FLOOR, seed=0, whitening="window"):
     if whitening not in ("window", "step"):
         raise ValueError(f"whitening {whitening!r}: expected 'window' or 'step'")
     x, m = np.asarray(x, np.float64), np.asarray(m)
-    v = windows(x, m, lags)
-    D = v.shape[1]
-    if len(v) <= D:
-        raise ValueError(f"the window covariance term with {lags} lag(s) needs more than {D} windows of "
-                         f"{lags + 1} valid steps; the real sequences hold {len(v)}")
-    if len(v) > MAX_WINDOWS:
-        v = v[np.random.default_rng(seed).permutation(len(v))[:MAX_WINDOWS]]
+    D = (lags + 1) * x.shape[2]
+    v = sampled_windows(x, m, lags, D, seed, f"the window covariance term with {lags} lag(s)")
     if whitening == "window":
         mu, W = _whitening(v, floor)
         return mu, W, np.eye(D)

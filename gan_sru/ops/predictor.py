@@ -47,7 +47,7 @@ import nnabla as nn
 import nnabla.functions as F
 import numpy as np
 
-from .covariance import FLOOR, MAX_WINDOWS, windows
+from .covariance import FLOOR, sampled_windows, windows
 
 
 @dataclass(frozen=True)
@@ -68,13 +68,8 @@ def reference(x, m, lags=5, floor=FLOOR, seed=0):
     Needs more windows (of lags + 2 valid steps) than a window has values."""
     x, m = np.asarray(x, np.float64), np.asarray(m)
     C = x.shape[2]
-    v = windows(x, m, lags + 1)  # (x_t+1, x_t, ..., x_t-lags)
-    D = (lags + 1) * C
-    if len(v) <= D:
-        raise ValueError(f"the predictor term with {lags} lag(s) needs more than {D} windows of {lags + 2} valid "
-                         f"steps; the real sequences hold {len(v)}")
-    if len(v) > MAX_WINDOWS:
-        v = v[np.random.default_rng(seed).permutation(len(v))[:MAX_WINDOWS]]
+    # (x_t+1, x_t, ..., x_t-lags)
+    v = sampled_windows(x, m, lags + 1, (lags + 1) * C, seed, f"the predictor term with {lags} lag(s)")
     y, z = v[:, :C], v[:, C:]
     z_mean, y_mean = z.mean(axis=0), y.mean(axis=0)
     zc, yc = z - z_mean, y - y_mean

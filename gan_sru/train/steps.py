@@ -157,13 +157,10 @@ class GanSteps:
             return None
         from gan_sru.ops import covariance
 
-        limit = -(-covariance.MAX_WINDOWS // (length - lags))  # enough sequences for the windows the reference keeps
-        x, mask = self.bucket_sequences(length, limit, "train.window_covariance_loss")
-        try:
-            return covariance.reference(x.transpose(1, 0, 2), mask.T, lags, seed=self.cfg["seed"],
-                                        whitening=self.tcfg["window_covariance_whitening"])
-        except ValueError as e:
-            raise GanSruError(f"train.window_covariance_loss: the bucket of length {length}: {e}") from None
+        whitening = self.tcfg["window_covariance_whitening"]
+        return self._windows_reference(length, lags, "train.window_covariance_loss",
+                                       lambda x, m: covariance.reference(x, m, lags, seed=self.cfg["seed"],
+                                                                         whitening=whitening))
 
     def predictor_reference(self, length):
         """The next-step regression of the real sequences of the bucket `length` for train.predictor_loss
@@ -171,14 +168,22 @@ class GanSteps:
         lags = self.tcfg["predictor_lags"]
         if self.tcfg["predictor_loss"] <= 0 or length <= lags + 1:
             return None
-        from gan_sru.ops import covariance, predictor
+        from gan_sru.ops import predictor
 
-        limit = -(-covariance.MAX_WINDOWS // (length - lags - 1))
-        x, mask = self.bucket_sequences(length, limit, "train.predictor_loss")
+        return self._windows_reference(length, lags + 1, "train.predictor_loss",
+                                       lambda x, m: predictor.reference(x, m, lags, seed=self.cfg["seed"]))
+
+    def _windows_reference(self, length, span, term, build):
+        """build(x (N, L, C), mask (N, L)) of enough real sequences of the bucket `length` for the windows of
+        span + 1 steps that a reference keeps (ops.covariance.MAX_WINDOWS); its ValueError names `term` and the
+        bucket."""
+        from gan_sru.ops.covariance import MAX_WINDOWS
+
+        x, mask = self.bucket_sequences(length, -(-MAX_WINDOWS // (length - span)), term)
         try:
-            return predictor.reference(x.transpose(1, 0, 2), mask.T, lags, seed=self.cfg["seed"])
+            return build(x.transpose(1, 0, 2), mask.T)
         except ValueError as e:
-            raise GanSruError(f"train.predictor_loss: the bucket of length {length}: {e}") from None
+            raise GanSruError(f"{term}: the bucket of length {length}: {e}") from None
 
     def inputs(self, step, k=0):
         """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""
