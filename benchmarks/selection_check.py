@@ -56,9 +56,10 @@ def fresh_score(run_path, step, num, repeats):
     return metrics.discriminative_score(real, fake, repeats=repeats, seed=0, progress=False, **settings)
 
 
-def check_run(run_path, num, repeats):
+def check_run(run_path, num, repeats, previous=None):
     """The run's row: selection's choice and the newest checkpoint, each with selection's score and the fresh
-    one. SystemExit naming the folder when it has no selection or no checkpoints."""
+    one. previous: this run's row from an earlier check; a checkpoint it scored with the same num and repeats
+    is not scored again. SystemExit naming the folder when it has no selection or no checkpoints."""
     from gan_sru.train.run_folder import RunFolder
     from gan_sru.train.selection import FILE
 
@@ -72,8 +73,20 @@ def check_run(run_path, num, repeats):
     if not steps or sel.get("best") not in steps:
         raise SystemExit(f"{run_path}: the selected checkpoint (step {sel.get('best')}) is not among its "
                          f"checkpoints {steps}")
-    row = {"run": os.path.basename(os.path.normpath(run_path)), "num": num, "repeats": repeats}
+    import yaml
+
+    with open(os.path.join(run_path, "config.yaml")) as f:
+        data = yaml.safe_load(f)["data"]
+    row = {"run": os.path.basename(os.path.normpath(run_path)), "data": data_name(data), "num": num,
+           "repeats": repeats}
     for key, step in (("selected", sel["best"]), ("newest", steps[-1])):
+        if key == "newest" and step == row["selected"]["step"]:  # selection chose the newest: one measurement
+            row[key] = dict(row["selected"])
+            continue
+        before = (previous or {}).get(key)
+        if before and before["step"] == step and (previous["num"], previous["repeats"]) == (num, repeats):
+            row[key] = dict(before, selection_score=history.get(step))
+            continue
         t0 = time.perf_counter()
         score = cached(run_path, step, num, repeats)
         reused = score is not None
@@ -84,9 +97,28 @@ def check_run(run_path, num, repeats):
     return row
 
 
+def write(doc, out):
+    """selection_check.json (every row so far) and selection_check.md (their table), each replaced whole."""
+    from gan_sru.files import atomic_write_text
+
+    os.makedirs(out, exist_ok=True)
+    atomic_write_text(os.path.join(out, f"{STEM}.json"), json.dumps(doc, indent=2) + "\n")
+    text = (f"Checkpoint selection's choice and the newest checkpoint, scored afresh ({doc['cpu']}; "
+            f"`python benchmarks/selection_check.py RUN ...`; paper protocol, evaluate's draws).\n\n"
+            + table(list(doc["rows"].values())))
+    atomic_write_text(os.path.join(out, f"{STEM}.md"), text)
+    return text
+
+
+def data_name(data):
+    """The data a run trained on, for the table's groups: its source and length (e.g. 'factors, 24 steps')."""
+    where = data.get("path") or data.get("source")
+    return f"{where}, {data.get('seq_len') or data.get('window')} steps"
+
+
 def table(rows):
-    lines = ["| run | selected: step, selection's score, fresh | newest: step, selection's score, fresh | "
-             "lower afresh |", "|---|---|---|---|"]
+    lines = ["| run | N | selected: step, selection's score, fresh | newest: step, selection's score, fresh | "
+             "lower afresh |", "|---|---|---|---|---|"]
 
     def cell(c):
         sel = "-" if c["selection_score"] is None else f"{c['selection_score']:.3f}"
@@ -96,15 +128,21 @@ def table(rows):
     for r in rows:
         lower = ("same checkpoint" if r not in differ else
                  "selected" if r["selected"]["fresh"] < r["newest"]["fresh"] else "newest")
-        lines.append(f"| {r['run']} | {cell(r['selected'])} | {cell(r['newest'])} | {lower} |")
-    if differ:
-        mean = {k: sum(r[k]["fresh"] for r in differ) / len(differ) for k in ("selected", "newest")}
-        curse = sum(r["selected"]["fresh"] - r["selected"]["selection_score"] for r in differ) / len(differ)
-        wins = sum(r["newest"]["fresh"] < r["selected"]["fresh"] for r in differ)
-        lines += ["", f"Over the {len(differ)} runs whose selected checkpoint is not the newest: fresh discriminative "
-                      f"score {mean['selected']:.3f} selected, {mean['newest']:.3f} newest; the newest is lower "
-                      f"in {wins} of {len(differ)}. The selected checkpoints scored {curse:+.3f} afresh "
-                      "against selection's own measurement of them (the lowest of many noisy ones)."]
+        lines.append(f"| {r['run']} | {r.get('num', '-')} | {cell(r['selected'])} | {cell(r['newest'])} | {lower} |")
+    lines.append("")
+    for data in sorted({r.get("data", "-") for r in rows}):  # the means apply to one kind of data at a time
+        group = [r for r in differ if r.get("data", "-") == data]
+        runs = sum(r.get("data", "-") == data for r in rows)
+        if not group:
+            lines.append(f"- {data}: {runs} runs, each selected its newest checkpoint.")
+            continue
+        mean = {k: sum(r[k]["fresh"] for r in group) / len(group) for k in ("selected", "newest")}
+        curse = sum(r["selected"]["fresh"] - r["selected"]["selection_score"] for r in group) / len(group)
+        wins = sum(r["newest"]["fresh"] < r["selected"]["fresh"] for r in group)
+        lines.append(f"- {data}: over the {len(group)} of {runs} runs whose selected checkpoint is not the newest, "
+                     f"fresh discriminative score {mean['selected']:.3f} selected, {mean['newest']:.3f} newest; the "
+                     f"newest is lower in {wins} of {len(group)}. The selected checkpoints scored {curse:+.3f} "
+                     "afresh against selection's own measurement of them (the lowest of many noisy ones).")
     return "\n".join(lines) + "\n"
 
 
@@ -124,23 +162,17 @@ def main():
     if os.path.exists(path):
         with open(path) as f:
             doc = json.load(f)
-    for run_path in args.runs:
-        row = check_run(run_path, args.num, args.repeats)
-        doc["rows"][row["run"]] = row
-        print(f"{row['run']}: selected {row['selected']['step']} {row['selected']['fresh']:.3f}, newest "
-              f"{row['newest']['step']} {row['newest']['fresh']:.3f}", flush=True)
     from moment_terms import cpu_name
 
-    from gan_sru.files import atomic_write_text
-
     doc["cpu"] = doc.get("cpu") or cpu_name()
-    os.makedirs(args.out, exist_ok=True)
-    atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
-    text = (f"Checkpoint selection's choice and the newest checkpoint, scored afresh ({doc['cpu']}; "
-            f"`python benchmarks/selection_check.py RUN ...`; paper protocol, evaluate's draws).\n\n"
-            + table(list(doc["rows"].values())))
-    atomic_write_text(os.path.join(args.out, f"{STEM}.md"), text)
-    print(text)
+    for run_path in args.runs:  # the files after each run: a stopped check keeps the rows it made
+        name = os.path.basename(os.path.normpath(run_path))
+        row = check_run(run_path, args.num, args.repeats, previous=doc["rows"].get(name))
+        doc["rows"][row["run"]] = row
+        write(doc, args.out)
+        print(f"{row['run']}: selected {row['selected']['step']} {row['selected']['fresh']:.3f}, newest "
+              f"{row['newest']['step']} {row['newest']['fresh']:.3f}", flush=True)
+    print(write(doc, args.out))
 
 
 if __name__ == "__main__":

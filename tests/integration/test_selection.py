@@ -168,6 +168,21 @@ def test_a_time_mark_counts_only_the_scoring_inside_the_training_time(tmp_path):
     assert marks.marks[0]["step"] == 1 and marks.marks[0]["select_seconds"] == 0.0
 
 
+def test_scoring_checkpoints_leaves_the_training_as_it_is(tmp_path):
+    # selection draws its own numbers and puts G's weights back: a run trains the same with or without it, so a
+    # run without selection reaches what a run with it had at each step (benchmarks compare the two that way)
+    extra = ("train.steps=6", "train.checkpoint_every=2", "train.keep_checkpoints=3", "train.g_ema=0.9")
+    paths = [run_trainer(tiny_cfg(tmp_path, f"name={m}", f"train.select={m}", *extra))
+             for m in ("none", "discriminative")]
+    assert os.path.exists(os.path.join(paths[1], "selection.json"))
+    plain, scored = (Checkpoint.load(RunFolder(p).checkpoint_path(6)) for p in paths)
+    assert sorted(plain.params) == sorted(scored.params) and any(k.startswith("EMA/") for k in plain.params)
+    for name, value in plain.params.items():
+        np.testing.assert_array_equal(value, scored.params[name], err_msg=name)
+    losses = [np.loadtxt(os.path.join(p, "monitors", "g_loss.series.txt")) for p in paths]
+    np.testing.assert_array_equal(*losses)
+
+
 def test_runs_without_selection_read_the_newest_and_refuse_best(tmp_path, capsys):
     path = run_trainer(tiny_cfg(tmp_path, "train.steps=4", "train.checkpoint_every=2"))
     assert not os.path.exists(os.path.join(path, "selection.json"))

@@ -46,12 +46,19 @@ def test_the_row_holds_both_checkpoints_with_selections_own_scores(run_path):
         sel = json.load(f)
     row = selection_check.check_run(run_path, num=20, repeats=2)
     assert row["selected"]["step"] == sel["best"] and row["newest"]["step"] == 6
+    assert row["data"] == "sines, 8 steps"
     history = dict((s, v) for s, v in sel["history"])
     for key in ("selected", "newest"):
         step = row[key]["step"]
         assert row[key]["selection_score"] == history[step]
         assert row[key]["fresh"] == pytest.approx(selection_check.fresh_score(run_path, step, 20, 2)["mean"],
                                                   abs=1e-4)
+    # checked again: an earlier row's measurements of the same checkpoints are kept, not made again
+    earlier = dict(row, selected=dict(row["selected"], fresh=0.123456))
+    again = selection_check.check_run(run_path, num=20, repeats=2, previous=earlier)
+    assert again["selected"]["fresh"] == 0.123456 and again["selected"]["step"] == row["selected"]["step"]
+    other = selection_check.check_run(run_path, num=20, repeats=1, previous=earlier)
+    assert other["selected"]["fresh"] != 0.123456  # other repeats: another measurement
 
 
 def test_a_run_without_selection_is_refused_by_name(tmp_path):
@@ -68,8 +75,16 @@ def test_the_table_means_cover_the_runs_whose_checkpoints_differ():
     text = selection_check.table([row("a", (10, 0.02, 0.10), (20, 0.05, 0.04)),
                                   row("b", (10, 0.04, 0.06), (20, 0.03, 0.08)),
                                   row("c", (20, 0.01, 0.30), (20, 0.01, 0.30))])
-    assert "| a | 10, 0.020, 0.100 ± 0.000 | 20, 0.050, 0.040 ± 0.000 | newest |" in text
-    assert "| b | 10, 0.040, 0.060 ± 0.000 | 20, 0.030, 0.080 ± 0.000 | selected |" in text
-    assert "| c |" in text and "same checkpoint" in text
-    assert ("Over the 2 runs whose selected checkpoint is not the newest: fresh discriminative score 0.080 "
-            "selected, 0.060 newest; the newest is lower in 1 of 2. The selected checkpoints scored +0.050") in text
+    assert "| a | - | 10, 0.020, 0.100 ± 0.000 | 20, 0.050, 0.040 ± 0.000 | newest |" in text
+    assert "| b | - | 10, 0.040, 0.060 ± 0.000 | 20, 0.030, 0.080 ± 0.000 | selected |" in text
+    assert "| c | - |" in text and "same checkpoint" in text
+    assert ("- -: over the 2 of 3 runs whose selected checkpoint is not the newest, fresh discriminative score "
+            "0.080 selected, 0.060 newest; the newest is lower in 1 of 2. The selected checkpoints scored "
+            "+0.050") in text
+    grouped = selection_check.table([dict(row("a", (10, 0.02, 0.10), (20, 0.05, 0.04)), data="factors, 24 steps"),
+                                     dict(row("b", (10, 0.04, 0.06), (20, 0.03, 0.08)), data="factors, 64 steps"),
+                                     dict(row("c", (20, 0.01, 0.30), (20, 0.01, 0.30)), data="sines, 24 steps")])
+    assert "- factors, 24 steps: over the 1 of 1 runs whose selected checkpoint is not the newest, fresh " \
+           "discriminative score 0.100 selected, 0.040 newest; the newest is lower in 1 of 1." in grouped
+    assert "- factors, 64 steps: over the 1 of 1 runs" in grouped and "0.060 selected, 0.080 newest" in grouped
+    assert "- sines, 24 steps: 1 runs, each selected its newest checkpoint." in grouped
