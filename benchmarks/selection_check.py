@@ -10,8 +10,10 @@ training split, `repeats` classifier repeats, seed 0, the very draws `gan-sru ev
 --repeats R` makes (so a figure equals evaluate's; where RUN/evaluation/metrics.json already holds that
 measurement of the step, it is read instead of made again). Selection's own score of each step stands next to
 it: the lowest of many noisy measurements is biased low (the winner's curse), and the fresh score says by how
-much. Each run's row is merged by its folder's name into benchmarks/results/selection_check.json, and the
-table (selection_check.md) ends with the means over the runs where the two checkpoints differ.
+much (selection measures on train.select_num sequences, and the score grows with the number: read that gap
+where --num is the same). Each run's row is merged by its folder's name into
+benchmarks/results/selection_check.json, and the table (selection_check.md) ends, for each kind of data
+(source and length), with the means over the runs where the two checkpoints differ.
 """
 import argparse
 import json
