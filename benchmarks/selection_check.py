@@ -39,9 +39,10 @@ def cached(run_path, step, num, repeats):
     return m["generated"]["discriminative"] if same else None
 
 
-def fresh_score(run_path, step, num, repeats):
+def fresh_score(run_path, step, num, repeats, train_set=None):
     """{mean, std, scores}: the paper protocol's discriminative score of checkpoint `step`, drawn as evaluate
-    draws it (seed 0)."""
+    draws it (seed 0). train_set: the run's training split, when the caller has it (made from the config
+    otherwise)."""
     import numpy as np
 
     import models  # noqa: F401  (registers the networks a run's config names)
@@ -51,7 +52,7 @@ def fresh_score(run_path, step, num, repeats):
     from gan_sru.sampling import TrainedRun
 
     run = TrainedRun(run_path, step)
-    train_set, _ = training_split(run.cfg)
+    train_set = train_set or training_split(run.cfg)[0]
     real = _subset(train_set.sequences, num, np.random.default_rng([0, _SUBSET_STREAM]))
     fake = generate_cut(run, draw_lengths(train_set.lengths, num, 0), 0)
     settings = metrics.protocol_settings("paper", run.num_features)["discriminative"]
@@ -81,6 +82,7 @@ def check_run(run_path, num, repeats, previous=None):
         data = yaml.safe_load(f)["data"]
     row = {"run": os.path.basename(os.path.normpath(run_path)), "data": data_name(data), "num": num,
            "repeats": repeats}
+    train_set = None
     for key, step in (("selected", sel["best"]), ("newest", steps[-1])):
         if key == "newest" and step == row["selected"]["step"]:  # selection chose the newest: one measurement
             row[key] = dict(row["selected"])
@@ -92,7 +94,13 @@ def check_run(run_path, num, repeats, previous=None):
         t0 = time.perf_counter()
         score = cached(run_path, step, num, repeats)
         reused = score is not None
-        score = score or fresh_score(run_path, step, num, repeats)
+        if score is None:
+            if train_set is None:  # made once per run: the built-in sets are generated from the config
+                from gan_sru.commands.generate import training_split
+                from gan_sru.sampling import TrainedRun
+
+                train_set = training_split(TrainedRun(run_path, step).cfg)[0]
+            score = fresh_score(run_path, step, num, repeats, train_set)
         row[key] = {"step": step, "selection_score": history.get(step), "fresh": round(score["mean"], 4),
                     "fresh_std": round(score["std"], 4), "reused_evaluation": reused,
                     "seconds": round(time.perf_counter() - t0, 1)}
