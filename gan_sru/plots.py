@@ -245,8 +245,8 @@ def _bar_value(value):
     if isinstance(value, dict):
         if "mean" in value:
             return float(value["mean"]), float(value.get("std", 0.0))
-        if "mae" in value:
-            return float(value["mae"]), 0.0
+        if "mae" in value:  # the predictive score: its std over the repeats' regressors, where there are several
+            return float(value["mae"]), float(value.get("std", 0.0))
         raise ValueError(f"scores_bar: entry {value!r}; expected a number or a dict with 'mean' or 'mae'")
     return float(value), 0.0
 
@@ -255,7 +255,8 @@ def scores_bar(metrics_dict, path, title="scores (lower is better)", size=(700, 
     """Bar chart of named scores, each bar labelled with its value.
 
     ``metrics_dict``: name -> number, or a result dict of ``metrics`` (``mean``/``std`` is drawn
-    with an error bar, ``mae`` as its value). Returns the PNG path (``size`` pixels).
+    with an error bar, ``mae`` as its value, its ``std`` as the error bar where given). Returns the PNG path
+    (``size`` pixels).
     """
     names = list(metrics_dict)
     heights, errors = zip(*(_bar_value(metrics_dict[k]) for k in names)) if names else ((), ())

@@ -16,7 +16,8 @@ Sets compared (all re-created from the run's config; `--seed` picks the subsets 
 Scores (gan_sru.metrics), all lower is better:
   discriminative  TimeGAN's post-hoc GRU classifier, |accuracy - 0.5|, mean and std over --repeats (0 best)
   predictive      TSTR: a GRU trained on the other set (generated / held-out) predicts the last feature one
-                  step ahead on `real`; MAE (needs 2+ features)
+                  step ahead on `real`; MAE, mean and std over --repeats regressors, as TimeGAN's code
+                  averages both scores over its metric_iteration runs (needs 2+ features)
   context_fid     Context-FID: Fréchet distance of TS2Vec embeddings, the encoder trained on `real`
                   (one encoder, seeded by --seed, for both the generated set and the floor)
   correlational   Diffusion-TS's correlational score: |corr(other) - corr(real)| over the lower triangle / 10,
@@ -93,7 +94,7 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True)
 
     settings: the protocol's {"discriminative": kwargs, "predictive": kwargs} (``protocol_settings`` with the
     iterations in force); context_fid: the Context-FID of `other`, computed with the other sets' (one encoder).
-    Returns {"discriminative": {mean, std, scores}, "predictive": {mae} or None (one feature),
+    Returns {"discriminative": {mean, std, scores}, "predictive": {mae, std, scores} or None (one feature),
     "context_fid": float, "correlational": {mean, std, scores}, "mmd2": float}.
     """
     from gan_sru import metrics
@@ -101,7 +102,7 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True)
     out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats, seed=seed, progress=progress,
                                                           **settings["discriminative"])}
     if real[0].shape[1] >= 2:
-        out["predictive"] = metrics.predictive_score(other, real, seed=seed, progress=progress,
+        out["predictive"] = metrics.predictive_score(other, real, repeats=repeats, seed=seed, progress=progress,
                                                      **settings["predictive"])
     else:
         out["predictive"] = None
@@ -120,7 +121,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         step: checkpoint step, "latest" or "best"; None for the selected one (train.select), else the
             newest.
         num: generated sequences, and at most that many real and held-out ones; at least 2.
-        repeats: repeats of the discriminative score; at least 1.
+        repeats: repeats of the discriminative and the predictive score (each a fresh GRU); at least 1.
         seed: seed of the generated noise, the lengths, the real subsets and the metrics.
         progress: tqdm bars of the metrics.
         out: output folder; default RUN/evaluation.
@@ -246,9 +247,10 @@ def format_score(name, value):
     if name in ("discriminative", "correlational"):
         return f"{value['mean']:.4f} ± {value['std']:.4f}"
     if name == "predictive":
+        spread = f" ± {value['std']:.4f}" if len(value.get("scores", ())) > 1 else ""
         if "mae_timegan_scale" in value:
-            return f"{value['mae']:.4f} (TimeGAN scale {value['mae_timegan_scale']:.4f})"
-        return f"{value['mae']:.4f}"
+            return f"{value['mae']:.4f}{spread} (TimeGAN scale {value['mae_timegan_scale']:.4f})"
+        return f"{value['mae']:.4f}{spread}"
     if name == "context_fid":
         return f"{value:.4f}"
     return f"{value:.5f}"
@@ -282,7 +284,8 @@ def report_markdown(result):
         f"- protocol: **{proto['description']}**",
         f"- discriminative score: GRU hidden {disc['hidden_size']}, {it['discriminative']} iterations, batches of "
         f"{disc['batch_size'] // 2} real + {disc['batch_size'] // 2} generated, Adam lr {disc['learning_rate']:g}",
-        f"- repeats of the discriminative score: {r['repeats']}; seed {r['seed']}",
+        f"- repeats of the discriminative and predictive scores (each a fresh GRU, as TimeGAN's metric_iteration): "
+        f"{r['repeats']}; seed {r['seed']}",
         f"- predictive score: GRU hidden {pred['hidden_size']}, {it['predictive']} iterations, batches of "
         f"{pred['batch_size']}, Adam lr {pred['learning_rate']:g}",
         f"- Context-FID: TS2Vec encoder (320 dimensions, batch 8, lr 1e-3) trained {it['context_fid']} iterations "

@@ -70,7 +70,8 @@ def build_parser():
     p.add_argument("--checkpoint", type=checkpoint_arg, default=None, metavar="STEP",
                    help=CHECKPOINT_HELP)
     p.add_argument("--num", type=int, default=1000, help="generated and real sequences compared (default: 1000)")
-    p.add_argument("--repeats", type=int, default=5, help="repeats of the post-hoc classifier (default: 5)")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="repeats of the post-hoc classifier and regressor (default: 5)")
     p.add_argument("--protocol", default="fast", choices=("fast", "paper"),
                    help="training of the GRU scores: fast (default, quick, for tracking runs) or paper "
                         "(TimeGAN's settings: 2000 / 5000 iterations, hidden C/2, lr 1e-3)")

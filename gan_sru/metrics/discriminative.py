@@ -1,13 +1,9 @@
 """TimeGAN's discriminative score: a post-hoc GRU classifier tells real from generated; |accuracy - 0.5|."""
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-from tqdm import tqdm
 
 from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _pair, _split_80_20
-from .gru import Adam, GRUModel, one_blas_thread
+from .gru import Adam, GRUModel, run_repeats
 
 # Defaults keep discriminative_score(repeats=5) on 1000+1000 sequences of 24x5 well
 # under a minute on 2 CPU cores (TimeGAN itself trains 2000 / 5000 iterations).
@@ -45,7 +41,7 @@ def discriminative_score(real, fake, repeats=5, iterations=DISCRIMINATIVE_ITERAT
     C = xr.shape[2]
     H = hidden_size or _default_hidden(C)
 
-    def repeat(rep):
+    def repeat(rep, tick):
         rng = np.random.RandomState([seed, rep])
         r_train, r_test = _split_80_20(rng, len(xr), "real")
         f_train, f_test = _split_80_20(rng, len(xf), "fake")
@@ -59,18 +55,11 @@ def discriminative_score(real, fake, repeats=5, iterations=DISCRIMINATIVE_ITERAT
             _, grads = model.loss_and_grads(np.concatenate([xr[ir], xf[jf]]), np.concatenate([lr_[ir], lf[jf]]),
                                             label)
             solver.update(grads)
-            bar.update(1)
+            tick()
         tpr = np.mean(model.predict(xr[r_test], lr_[r_test], EVAL_BATCH) > 0)
         tnr = np.mean(model.predict(xf[f_test], lf[f_test], EVAL_BATCH) <= 0)
         return abs(0.5 * (tpr + tnr) - 0.5)
 
-    workers = max(1, min(repeats, workers or os.cpu_count() or 1))
-    with tqdm(total=repeats * iterations, desc="discriminative score", disable=not progress) as bar, \
-            one_blas_thread():
-        if workers == 1:
-            scores = [repeat(rep) for rep in range(repeats)]
-        else:  # each repeat is self-contained (its own RandomState, model, solver): the same scores in any order
-            with ThreadPoolExecutor(workers) as pool:
-                scores = list(pool.map(repeat, range(repeats)))
+    scores = run_repeats(repeat, repeats, iterations, "discriminative score", progress, workers)
     return dict(mean=float(np.mean(scores)), std=float(np.std(scores)), scores=[float(s) for s in scores])
 

@@ -23,10 +23,13 @@ float32 for the scores, with the SRU kernels' rational tanh (vectorisable, max r
 the kernels also compile for float64 with libm's functions (the finite-difference tests).
 """
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
 from threadpoolctl import threadpool_limits
+from tqdm import tqdm
 
 # The SRU's kernels' activations: a vectorisable rational tanh for float32, libm's for float64.
 from gan_sru.ops.sru.cpu import _sigmoid as _sigmoid_jit
@@ -234,6 +237,22 @@ def one_blas_thread():
     """Context manager: host BLAS on one thread. For these thin products (K = D or 3H) a second thread
     gains little and, on a loaded machine, its waiting cost 30 -> 80 ms CPU a step at 256 x 128 x 28."""
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def run_repeats(repeat, repeats, iterations, desc, progress=True, workers=None):
+    """``[repeat(r, tick) for r in range(repeats)]``, trained at once in ``workers`` threads (the GRU's kernels
+    release the GIL; None: one per CPU core, at most ``repeats``), host BLAS on one thread, one tqdm bar of
+    ``repeats * iterations`` steps that each repeat advances with ``tick()``. Each repeat must be
+    self-contained (its own RandomState, model and solver), so the results do not depend on ``workers``."""
+    workers = max(1, min(repeats, workers or os.cpu_count() or 1))
+    with tqdm(total=repeats * iterations, desc=desc, disable=not progress) as bar, one_blas_thread():
+        def tick():
+            bar.update(1)
+
+        if workers == 1:
+            return [repeat(rep, tick) for rep in range(repeats)]
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(lambda rep: repeat(rep, tick), range(repeats)))
 
 
 class Adam:

@@ -1,18 +1,17 @@
 """TimeGAN's predictive score: train on one set, predict the last feature one step ahead on the other; MAE."""
 
 import numpy as np
-from tqdm import tqdm
 
 from gan_sru import DataError
 
 from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _pair
-from .gru import Adam, GRUModel, one_blas_thread
+from .gru import Adam, GRUModel, run_repeats
 
 PREDICTIVE_ITERATIONS = 1000
 
 
 def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, batch_size=128, hidden_size=None,
-                     learning_rate=LEARNING_RATE, seed=0, progress=True, per_step=False):
+                     learning_rate=LEARNING_RATE, seed=0, progress=True, per_step=False, repeats=1, workers=None):
     """TimeGAN's predictive score (train on synthetic, test on real).
 
     A one-layer GRU + affine + sigmoid regressor reads features ``0..C-2`` at steps 0..t and
@@ -25,15 +24,20 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
             length >= 2 in each.
         iterations, batch_size, learning_rate: training of the regressor.
         hidden_size: GRU width; default ``max(4, 2 * ceil(C / 2))``.
-        seed: seed of the initialisation and batches.
-        progress: show a tqdm bar.
+        seed: base seed; repeat r seeds its initialisation and batches with ``(seed, r)``, so repeat 0 is
+            the score of ``repeats=1`` and a run of 3 repeats is the first 3 of 10.
+        progress: show a tqdm bar over all training steps.
         per_step: also return the MAE of each predicted step.
+        repeats: regressors trained, each from its own seed; at least 1.
+        workers: repeats trained at once, in threads (the GRU's kernels release the GIL); None: one per
+            CPU core, at most ``repeats``. The scores do not depend on it.
 
     Returns:
-        dict(mae=float): mean absolute error over all valid predicted steps of ``test_seqs``
-        (for equal lengths this is TimeGAN's mean of per-sequence MAEs); with per_step also
-        mae_per_step: list of L-1 floats, entry t the MAE of predicting step t+1 over the sequences that
-        have it (NaN where none has).
+        dict(mae=float, std=float, scores=list of floats): the mean over the repeats of the mean absolute
+        error over all valid predicted steps of ``test_seqs`` (for equal lengths this is TimeGAN's mean of
+        per-sequence MAEs), its std over the repeats and each repeat's; with per_step also mae_per_step:
+        list of L-1 floats, entry t the MAE of predicting step t+1 over the sequences that have it, averaged
+        over the repeats (NaN where none has).
     """
     names = ("train_seqs", "test_seqs")
     xa, la, xb, lb = _pair(train_seqs, test_seqs, "predictive_score", names)
@@ -44,26 +48,34 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
     for name, lengths in zip(names, (la, lb)):
         if lengths.max() < 2:
             raise DataError(f"predictive_score: {name} has no sequence of length >= 2; expected at least one")
+    if int(repeats) < 1:
+        raise ValueError(f"predictive_score: repeats {repeats}: expected at least 1")
+    repeats = int(repeats)
     H = hidden_size or _default_hidden(C)
-    rng = np.random.RandomState([seed, 0])
     inputs_a, target_a = _predictive_arrays(xa)
     inputs_b, target_b = _predictive_arrays(xb)
     steps_a, steps_b = la - 1, lb - 1  # valid predicted steps of each sequence
     usable = np.flatnonzero(la >= 2)
-    model = GRUModel(C - 1, H, "steps", rng)
-    solver = Adam(model.params, learning_rate)
-    with one_blas_thread():
-        for _ in tqdm(range(iterations), desc="predictive score", disable=not progress):
+    mask = np.arange(L - 1)[None, :] < steps_b[:, None]
+
+    def repeat(rep, tick):
+        rng = np.random.RandomState([seed, rep])
+        model = GRUModel(C - 1, H, "steps", rng)
+        solver = Adam(model.params, learning_rate)
+        for _ in range(iterations):
             idx = usable[_batch_index(rng, len(usable), batch_size)]
             _, grads = model.loss_and_grads(inputs_a[idx], steps_a[idx], target_a[idx])
             solver.update(grads)
-        pred = model.predict(inputs_b, steps_b, EVAL_BATCH)
-    mask = np.arange(L - 1)[None, :] < steps_b[:, None]
-    err = np.abs(pred - target_b) * mask
-    out = dict(mae=float(np.sum(err, dtype=np.float64) / mask.sum()))
+            tick()
+        return np.abs(model.predict(inputs_b, steps_b, EVAL_BATCH) - target_b) * mask
+
+    errs = run_repeats(repeat, repeats, iterations, "predictive score", progress, workers)
+    scores = [float(np.sum(err, dtype=np.float64) / mask.sum()) for err in errs]
+    out = dict(mae=float(np.mean(scores)), std=float(np.std(scores)), scores=scores)
     if per_step:
         with np.errstate(invalid="ignore"):
-            out["mae_per_step"] = (np.sum(err, axis=0, dtype=np.float64) / mask.sum(axis=0)).tolist()
+            out["mae_per_step"] = np.mean([np.sum(err, axis=0, dtype=np.float64) / mask.sum(axis=0) for err in errs],
+                                          axis=0).tolist()
     return out
 
 

@@ -55,3 +55,18 @@ def test_evaluate_reports_the_new_scores_with_floors(wide_run, tmp_path, protoco
     assert f"protocol: **{protocol}" in report and f"GRU hidden {hidden}" in report
     assert "| Context-FID | " in report and "| correlational | " in report
     assert "](correlation.png)" in report and os.path.getsize(tmp_path / "correlation.png") > 10_000
+
+
+def test_evaluate_repeats_the_predictive_score_as_the_discriminative_one(wide_run, tmp_path):
+    """Both GRU scores are averaged over --repeats fresh GRUs (TimeGAN's metric_iteration), for the generated
+    set and the floor; the report shows the regressors' spread."""
+    evaluate.evaluate_run(wide_run, num=24, repeats=3, seed=0, progress=False, out=str(tmp_path),
+                          iterations=FEW, protocol="paper")
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    for scores in (m["generated"], m["holdout"]):
+        pred = scores["predictive"]
+        assert len(pred["scores"]) == 3 == len(scores["discriminative"]["scores"])
+        assert pred["mae"] == pytest.approx(sum(pred["scores"]) / 3) and pred["std"] > 0
+    report = (tmp_path / "report.md").read_text()
+    assert "repeats of the discriminative and predictive scores" in report
+    assert f"| predictive (TSTR MAE) | {m['generated']['predictive']['mae']:.4f} ± " in report

@@ -165,9 +165,27 @@ def test_predictive_score_per_step_adds_up_to_the_mae():
     assert per.shape == (9,) and np.all(np.isfinite(per))
     assert np.isclose(np.sum(per * counts) / counts.sum(), out["mae"])
     plain = metrics.predictive_score(lagged_data(40, seed=2, length=10), test, iterations=20, progress=False)
-    assert plain == {"mae": out["mae"]}  # the same regressor; per_step only adds the breakdown
+    assert plain == {k: out[k] for k in ("mae", "std", "scores")}  # the same regressor; per_step adds the breakdown
     short = metrics.predictive_score(real, real[:, :6], iterations=5, progress=False, per_step=True)["mae_per_step"]
     assert len(short) == 9 and np.all(np.isfinite(short[:5])) and np.all(np.isnan(short[5:]))  # no test step
+
+
+def test_predictive_score_repeats_average_regressors_of_their_own_seeds():
+    """As TimeGAN's code averages metric_iteration runs: repeat r is seeded (seed, r), so repeat 0 is the
+    single score and fewer repeats are a prefix of more; threads do not change a score; the per-step MAEs
+    are the repeats' mean, so they still add up to the mean MAE."""
+    real, train = lagged_data(40, seed=1, length=10), lagged_data(40, seed=2, length=10)
+    one = metrics.predictive_score(train, real, iterations=20, progress=False)
+    two = metrics.predictive_score(train, real, iterations=20, progress=False, repeats=2, workers=1)
+    three = metrics.predictive_score(train, real, iterations=20, progress=False, repeats=3, workers=2,
+                                     per_step=True)
+    assert one["scores"] == [one["mae"]] and one["std"] == 0.0
+    assert three["scores"][:2] == two["scores"] and two["scores"][0] == one["mae"]
+    assert len(set(three["scores"])) == 3  # each repeat its own initialisation and batches
+    assert np.isclose(three["mae"], np.mean(three["scores"])) and np.isclose(three["std"], np.std(three["scores"]))
+    assert np.isclose(np.mean(three["mae_per_step"]), three["mae"])  # equal lengths: every step counts alike
+    with pytest.raises(ValueError, match="repeats 0: expected at least 1"):
+        metrics.predictive_score(train, real, iterations=1, progress=False, repeats=0)
 
 
 def test_predictive_score_needs_two_features():
