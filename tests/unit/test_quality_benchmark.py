@@ -15,6 +15,7 @@ def _entry(name, length, disc, floor_disc):
     g = {"discriminative": disc, "predictive": 0.03, "context_fid": 0.5, "correlational": 1.5}
     f = {"discriminative": floor_disc, "predictive": 0.029, "context_fid": 0.08, "correlational": 1.0}
     targets = quality.TARGETS[name]
+    g["predictive_above_floor"] = 100 * (0.03 / 0.029 - 1)
     return {"set": name, "length": length, "features": 28, "budget_minutes": 15.0, "steps": 4000,
             "steps_per_second": 4000 / 900, "ms_per_step_per_time_step": 900000 / 4000 / length,
             "protocol": "paper", "num_holdout": 1000, "repeats": 3, "generated": g, "floor": f,
@@ -29,8 +30,8 @@ def test_table_shows_every_score_next_to_its_floor_and_says_which_targets_are_me
     table = quality.markdown(doc)
     lines = table.splitlines()
     wide = next(line for line in lines if line.startswith("| wide "))
-    assert "0.0800 / 0.0100" in wide and "0.0300 / 0.0290" in wide and "0.5000 / 0.0800" in wide
-    assert "discriminative ≤ 0.1 met" in wide
+    assert "0.0800 / 0.0100" in wide and "0.0300 / 0.0290 (+3.4%)" in wide and "0.5000 / 0.0800" in wide
+    assert "discriminative ≤ 0.1 met" in wide and "predictive_above_floor ≤ 2.0 NOT met" in wide
     long = next(line for line in lines if line.startswith("| long64 "))
     assert "NOT met" in long and "| 64 x 28 |" in long and "| 15 min | 4000 |" in long
     assert "| wide (3000 steps) | 24 x 28 | 3000 steps | 3000 |" in table  # a --steps row: no time budget
@@ -54,6 +55,21 @@ def test_a_fixed_step_run_records_the_scoring_selection_json_reports_and_zero_wi
     else:
         with open(tmp_path / "r" / "selection.json") as f:
             assert mark["select_seconds"] == json.load(f)["seconds"] > 0
+
+
+def test_scores_put_the_predictive_mae_above_its_floor_in_percent_and_check_the_wide_target():
+    def result(pred, floor):
+        scores = {"discriminative": {"mean": 0.05}, "predictive": {"mae": pred}, "context_fid": 0.1,
+                  "correlational": {"mean": 1.0}}
+        return {"generated": scores, "holdout": dict(scores, predictive={"mae": floor})}
+
+    generated, floors, met = quality._scores(result(0.03059, 0.0300), quality.TARGETS["wide"])
+    assert generated["predictive_above_floor"] == pytest.approx(1.967, abs=1e-3) and floors["predictive"] == 0.03
+    assert met == {"discriminative": True, "predictive_above_floor": True}
+    generated, _, met = quality._scores(result(0.0310, 0.0300), quality.TARGETS["wide"])
+    assert generated["predictive_above_floor"] == pytest.approx(3.333, abs=1e-3) and not met["predictive_above_floor"]
+    generated, _, met = quality._scores(dict(result(0.03, 0.03), holdout=None), quality.TARGETS["wide"])
+    assert generated["predictive_above_floor"] is None and not met["predictive_above_floor"]  # no floor: not met
 
 
 def test_table_mode_rewrites_the_table_and_picture_from_the_json_keeping_its_cpu(tmp_path, monkeypatch):
