@@ -285,7 +285,8 @@ def rescore(key, entry, args):
     result = evaluate_run(run_path, step=entry["evaluated_step"], num=entry["num_holdout"], repeats=args.repeats,
                           seed=args.seed, progress=not args.no_progress, protocol=entry["protocol"],
                           out=os.path.join(run_path, f"evaluation_{args.repeats}_repeats"))
-    targets = TARGETS.get(entry.get("dataset"), entry["targets"])  # today's targets for its set
+    # today's targets for its set, none for a comparison row (as run_set)
+    targets = {} if entry.get("overrides") else TARGETS.get(entry.get("dataset"), entry["targets"])
     generated, floors, met = _scores(result, targets)
     disc = result["generated"]["discriminative"]
     return dict(entry, repeats=result["repeats"], rescored_from=key, evaluation=result["out"],
