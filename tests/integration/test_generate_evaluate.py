@@ -166,7 +166,8 @@ def check_scores(scores, repeats):
     assert set(scores) == {"discriminative", "predictive", "context_fid", "correlational", "mmd2"}
     d = scores["discriminative"]
     assert len(d["scores"]) == repeats and 0 <= d["mean"] <= 0.5 and d["std"] >= 0
-    assert np.isfinite(scores["predictive"]["mae"]) and np.isfinite(scores["mmd2"])
+    p = scores["predictive"]
+    assert len(p["scores"]) == repeats and np.isclose(p["mae"], np.mean(p["scores"])) and np.isfinite(scores["mmd2"])
     assert np.isfinite(scores["context_fid"]) and len(scores["correlational"]["scores"]) == 5
 
 
@@ -183,7 +184,7 @@ def test_evaluate_writes_metrics_report_and_pictures(fixed_run, tmp_path):
     assert result["generated"] == metrics["generated"]
 
     report = (tmp_path / "report.md").read_text()
-    assert "step 4" in report and "16 generated" in report and "repeats of the discriminative score: 2" in report
+    assert "step 4" in report and "16 generated" in report and "repeats of the discriminative and predictive scores" in report
     sizes = {"pca": (600, 600), "autocorrelation": (800, 500), "real_vs_generated": (1200, 400),
              "correlation": (1500, 540), "scores": (900, 400), "separability": (800, 420),
              "memorisation": (800, 420)}
