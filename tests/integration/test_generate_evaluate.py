@@ -184,7 +184,8 @@ def test_evaluate_writes_metrics_report_and_pictures(fixed_run, tmp_path):
     assert result["generated"] == metrics["generated"]
 
     report = (tmp_path / "report.md").read_text()
-    assert "step 4" in report and "16 generated" in report and "repeats of the discriminative and predictive scores" in report
+    assert "step 4" in report and "16 generated" in report
+    assert "repeats of the discriminative and predictive scores" in report
     sizes = {"pca": (600, 600), "autocorrelation": (800, 500), "real_vs_generated": (1200, 400),
              "correlation": (1500, 540), "scores": (900, 400), "separability": (800, 420),
              "memorisation": (800, 420)}
