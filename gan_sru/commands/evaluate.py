@@ -15,9 +15,8 @@ Sets compared (all re-created from the run's config; `--seed` picks the subsets 
              floor, what a perfect generator would score with that many sequences.
 Scores (gan_sru.metrics), all lower is better:
   discriminative  TimeGAN's post-hoc GRU classifier, |accuracy - 0.5|, mean and std over --repeats (0 best)
-  predictive      TSTR: a GRU trained on the other set (generated / held-out) predicts the last feature one
-                  step ahead on `real`; MAE, mean and std over --repeats regressors, as TimeGAN's code
-                  averages both scores over its metric_iteration runs (needs 2+ features)
+  predictive      TSTR: a GRU trained on the other set (generated / held-out) predicts the last feature one step
+                  ahead on `real`; MAE, mean and std over --repeats regressors as in TimeGAN's code (2+ features)
   context_fid     Context-FID: Fréchet distance of TS2Vec embeddings, the encoder trained on `real`
                   (one encoder, seeded by --seed, for both the generated set and the floor)
   correlational   Diffusion-TS's correlational score: |corr(other) - corr(real)| over the lower triangle / 10,
@@ -284,8 +283,7 @@ def report_markdown(result):
         f"- protocol: **{proto['description']}**",
         f"- discriminative score: GRU hidden {disc['hidden_size']}, {it['discriminative']} iterations, batches of "
         f"{disc['batch_size'] // 2} real + {disc['batch_size'] // 2} generated, Adam lr {disc['learning_rate']:g}",
-        f"- repeats of the discriminative and predictive scores (each a fresh GRU, as TimeGAN's metric_iteration): "
-        f"{r['repeats']}; seed {r['seed']}",
+        f"- repeats of the discriminative and predictive scores (a fresh GRU each): {r['repeats']}; seed {r['seed']}",
         f"- predictive score: GRU hidden {pred['hidden_size']}, {it['predictive']} iterations, batches of "
         f"{pred['batch_size']}, Adam lr {pred['learning_rate']:g}",
         f"- Context-FID: TS2Vec encoder (320 dimensions, batch 8, lr 1e-3) trained {it['context_fid']} iterations "
