@@ -169,7 +169,8 @@ def run_set(name, args, minutes):
     length = cfg["data"]["seq_len"]
     select_s = mark["select_seconds"]  # the scoring inside the training time (a time mark's own save is outside)
     steps_s = mark["step"] / (mark["train_seconds"] - select_s)  # the training's speed, the scoring left out
-    generated, floors, met = _scores(result, TARGETS.get(name, {}))
+    targets = row_targets(name, args.overrides)
+    generated, floors, met = _scores(result, targets)
     entry = {
         "set": name, "dataset": name, "config": f"configs/{name}.yaml", "overrides": args.overrides, "length": length,
         "features": result.get("num_features") or cfg["data"]["num_features"],
@@ -181,13 +182,16 @@ def run_set(name, args, minutes):
         "num_real": result["num_real"], "num_holdout": result["num_holdout"], "repeats": result["repeats"],
         "generated": generated, "floor": floors, "met": met,
         "discriminative_std": result["generated"]["discriminative"]["std"],
-        "discriminative_scores": result["generated"]["discriminative"].get("scores"), "targets": TARGETS.get(name, {}),
+        "discriminative_scores": result["generated"]["discriminative"].get("scores"), "targets": targets,
         "evaluation": result["out"], "evaluate_seconds": result["seconds"],
         "wall_seconds": round(time.perf_counter() - t0, 1),
     }
-    if args.overrides:  # a comparison row: the targets are for the defaults
-        entry["targets"], entry["met"] = {}, {}
     return entry
+
+
+def row_targets(name, overrides):
+    """The issue's targets of set `name`; none for a comparison row (--set overrides): they are for the defaults."""
+    return {} if overrides else TARGETS.get(name, {})
 
 
 def _fmt(x, digits=4):
@@ -285,8 +289,7 @@ def rescore(key, entry, args):
     result = evaluate_run(run_path, step=entry["evaluated_step"], num=entry["num_holdout"], repeats=args.repeats,
                           seed=args.seed, progress=not args.no_progress, protocol=entry["protocol"],
                           out=os.path.join(run_path, f"evaluation_{args.repeats}_repeats"))
-    # today's targets for its set, none for a comparison row (as run_set)
-    targets = {} if entry.get("overrides") else TARGETS.get(entry.get("dataset"), entry["targets"])
+    targets = row_targets(entry["dataset"], entry.get("overrides")) if "dataset" in entry else entry["targets"]
     generated, floors, met = _scores(result, targets)
     disc = result["generated"]["discriminative"]
     return dict(entry, repeats=result["repeats"], rescored_from=key, evaluation=result["out"],

@@ -39,10 +39,10 @@ def cached(run_path, step, num, repeats):
     return m["generated"]["discriminative"] if same else None
 
 
-def fresh_score(run_path, step, num, repeats, train_set=None):
+def fresh_score(run_path, step, num, repeats, splits=None):
     """{mean, std, scores}: the paper protocol's discriminative score of checkpoint `step`, drawn as evaluate
-    draws it (seed 0). train_set: the run's training split, when the caller has it (made from the config
-    otherwise)."""
+    draws it (seed 0). splits: a dict the caller keeps across the checkpoints of one run, so that its training
+    split is made once (the built-in sets are generated from the config)."""
     import numpy as np
 
     import models  # noqa: F401  (registers the networks a run's config names)
@@ -52,7 +52,10 @@ def fresh_score(run_path, step, num, repeats, train_set=None):
     from gan_sru.sampling import TrainedRun
 
     run = TrainedRun(run_path, step)
-    train_set = train_set or training_split(run.cfg)[0]
+    splits = {} if splits is None else splits
+    if "train" not in splits:
+        splits["train"] = training_split(run.cfg)[0]
+    train_set = splits["train"]
     real = _subset(train_set.sequences, num, np.random.default_rng([0, _SUBSET_STREAM]))
     fake = generate_cut(run, draw_lengths(train_set.lengths, num, 0), 0)
     settings = metrics.protocol_settings("paper", run.num_features)["discriminative"]
@@ -82,7 +85,7 @@ def check_run(run_path, num, repeats, previous=None):
         data = yaml.safe_load(f)["data"]
     row = {"run": os.path.basename(os.path.normpath(run_path)), "data": data_name(data), "num": num,
            "repeats": repeats}
-    train_set = None
+    splits = {}
     for key, step in (("selected", sel["best"]), ("newest", steps[-1])):
         if key == "newest" and step == row["selected"]["step"]:  # selection chose the newest: one measurement
             row[key] = dict(row["selected"])
@@ -95,12 +98,7 @@ def check_run(run_path, num, repeats, previous=None):
         score = cached(run_path, step, num, repeats)
         reused = score is not None
         if score is None:
-            if train_set is None:  # made once per run: the built-in sets are generated from the config
-                from gan_sru.commands.generate import training_split
-                from gan_sru.sampling import TrainedRun
-
-                train_set = training_split(TrainedRun(run_path, step).cfg)[0]
-            score = fresh_score(run_path, step, num, repeats, train_set)
+            score = fresh_score(run_path, step, num, repeats, splits)
         row[key] = {"step": step, "selection_score": history.get(step), "fresh": round(score["mean"], 4),
                     "fresh_std": round(score["std"], 4), "reused_evaluation": reused,
                     "seconds": round(time.perf_counter() - t0, 1)}

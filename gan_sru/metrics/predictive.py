@@ -48,9 +48,9 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
     for name, lengths in zip(names, (la, lb)):
         if lengths.max() < 2:
             raise DataError(f"predictive_score: {name} has no sequence of length >= 2; expected at least one")
-    if int(repeats) < 1:
-        raise ValueError(f"predictive_score: repeats {repeats}: expected at least 1")
     repeats = int(repeats)
+    if repeats < 1:
+        raise ValueError(f"predictive_score: repeats {repeats}: expected at least 1")
     H = hidden_size or _default_hidden(C)
     inputs_a, target_a = _predictive_arrays(xa)
     inputs_b, target_b = _predictive_arrays(xb)
