@@ -35,8 +35,11 @@ step 750 where the root's was 1.7%. Measured (sixteenth session, README "Sample 
 4300 steps, seeds 0-3, the predictive score's gap 0.8-2.2% where the config had 2.3-3.4%, the classifier's
 score 0.029-0.059 (0.036-0.068), Context-FID 0.149-0.202 (0.131-0.190), against the tenth session's rows. But
 at the 15-minute budget on one machine, with the same code, seed 1 scored 0.194 / 2.3% with it and 0.045 / 1.8%
-without, so it is off in every config until a same-code comparison on several seeds says otherwise. A step
-costs 1.13x on the wide set, 1.4x on the long ones (benchmarks/term_cost.py).
+without. Over 10 regressors on six seeds at the budget (eighteenth session) it narrowed the gap on four and
+lowered the classifier's score on four, so configs/wide.yaml has it; on long64 at 4000 steps (nineteenth
+session) it lowered the classifier's score on all five seeds (0.021-0.034 where the config had 0.037-0.126),
+so configs/long64.yaml has it too, and configs/long128.yaml (one seed: 0.159 -> 0.064). A step costs 1.13x
+on the wide set, 1.4x on the long ones (benchmarks/term_cost.py).
 
     ref = reference(x, m, lags)                      # real x (N, L, C), mask m (N, L) -> PredictorReference
     loss = predictor_loss(fake, mask, ref)           # fake (L, B, C), mask (L, B) -> ()
