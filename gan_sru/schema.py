@@ -107,11 +107,6 @@ SCHEMA = {
                                            "per-sequence noise (and attributes), starting at 0, instead of "
                                            "zeros: samples start mid-stream, as windows cut from a long "
                                            "series do"),
-    "model.generator.integrate": Field("bool", False, None,
-                                       "the output's pre-activations start at the output layer's value at step 0 "
-                                       "and then move by learned increments (a second output layer, summed over "
-                                       "the steps), so the per-step noise moves the path, not the point: for "
-                                       "smooth processes (models/generators.py, integrated_output)"),
     "model.generator.output_activation": Field("str", "sigmoid", OUTPUT_ACTIVATIONS,
                                                "activation of the output features (data is scaled to [0, 1]); "
                                                "sigmoid_margin: a sigmoid stretched to (-0.25, 1.25), the data's "

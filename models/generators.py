@@ -39,29 +39,6 @@ def output_noise(h, eps, num_features):
     return scale * mixed
 
 
-def integrated_output(h, num_features, max_len):
-    """h (L, B, H) -> (L, B, C) pre-activations that move by learned increments: y_0 = W h_0 + b (the plain
-    output layer, "output"), y_t = y_0 + sum_{1 <= s <= t} (U h_s + c) ("output_step"); call under G's scope.
-    A plain output layer draws every step afresh from h_t, which carries the step noise straight through the
-    SRU's skip path, so the samples of a smooth process come out jagged (Lorenz-96: the real trajectories' lag-1
-    autocorrelation tells the samples apart in 0.50 of the separability table). Here a step's noise moves the
-    path, not the point, and y is as smooth as the increments are small. U starts at Glorot's scale over
-    sqrt(max_len - 1), so the increments of a window add up to the spread of a plain output at the start.
-    The sum is a product with a constant (L, L) lower-triangular matrix: plain nnabla ops, exportable."""
-    import nnabla.initializer as I
-
-    L, B, H = h.shape
-    C = num_features
-    start = PF.affine(F.slice(h, stop=(1, B, H)), C, base_axis=2, name="output")  # (1, B, C)
-    limit = (6.0 / (H + C)) ** 0.5 / max(max_len - 1, 1) ** 0.5
-    step = PF.affine(h, C, base_axis=2, name="output_step", w_init=I.UniformInitializer((-limit, limit)))
-    tri = np.tril(np.ones((L, L), np.float32))
-    tri[:, 0] = 0.0  # y_t sums the increments of steps 1 .. t; step 0 is the start's
-    cols = F.transpose(F.reshape(step, (L, B * C)), (1, 0))  # (B C, L)
-    walked = F.reshape(F.transpose(F.affine(cols, nn.Variable.from_numpy_array(tri.T)), (1, 0)), (L, B, C))
-    return F.broadcast(start, (L, B, C)) + walked
-
-
 def initial_state(static, num_layers, width):
     """static (B, S) G's per-sequence input -> (num_layers, B, width) the SRU stack's initial cell states, a
     learned linear map of it starting at 0 (zero states, as without it); call under G's scope.
@@ -78,8 +55,8 @@ def initial_state(static, num_layers, width):
 
 @GENERATORS.register("sru")
 def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="auto"):
-    """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine, or with `integrate` a start
-    plus summed increments (integrated_output) (+ output noise, see output_noise) -> output activation.
+    """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine (+ output noise, see
+    output_noise) -> output activation.
 
     noise: dict of nn.Variable, step (L, B, Z) and static (B, S); mask (L, B); max_len: the longest training
     length (scales the time feature the same way in every bucket); impl: the SRU's, "auto" (fused recurrence,
@@ -116,10 +93,7 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
                    highway_bias=gcfg["highway_bias"], rescale=gcfg["highway_bias"] <= 0, c0=c0,
                    activation=gcfg.get("activation", "tanh"),
                    mask=mask, impl=impl, train=train, name="sru")
-        if gcfg.get("integrate"):
-            out = integrated_output(h, num_features, max_len)
-        else:
-            out = PF.affine(h, num_features, base_axis=2, name="output")
+        out = PF.affine(h, num_features, base_axis=2, name="output")
         if eps is not None:
             out = out + output_noise(h, eps, num_features)
     out = output_activation(out, gcfg["output_activation"])
