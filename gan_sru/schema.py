@@ -118,15 +118,16 @@ SCHEMA = {
                                              "the data (size rules)"),
     "model.discriminator.pooled_stats": Field("bool", False, None,
                                               "sru_bi: the head also reads each sequence's per-feature mean, std, "
-                                              "mean |step| and feature correlations"),
+                                              "mean |step| and feature correlations (on in configs/lorenz96.yaml)"),
     "model.discriminator.step_features": Field("bool", False, None,
                                                "sru_bi: a per-step layer leaky_relu(W [x_t, x_t - x_t-1]) before "
-                                               "the SRU, so that D scores roughness and local shape"),
+                                               "the SRU, so that D scores roughness and local shape (on in "
+                                               "configs/lorenz96.yaml: its samples turn smooth)"),
     "model.discriminator.step_window": Field("int", 2, ">= 2",
                                              "with step_features: the layer reads x_t and the window - 1 "
                                              "differences x_t - x_t-1, ..., x_t-window+2 - x_t-window+1, so D "
                                              "sees the joint shape of window steps (6 on the wide set: one seed "
-                                             "better, one worse; off in every config)"),
+                                             "better, one worse; 3 in configs/lorenz96.yaml)"),
     "model.discriminator.minibatch_std": Field("int", 0, ">= 0",
                                                "> 1: the head also reads the standard deviation of each pooled "
                                                "feature over groups of this many sequences of the batch (ProGAN's "
