@@ -231,6 +231,12 @@ SCHEMA = {
     "train.predictor_lags": Field("int", 5, ">= 0",
                                   "with predictor_loss: the past steps the regression reads besides the current "
                                   "one (a bucket of at most predictor_lags + 1 steps goes without the term)"),
+    "train.step_profile_loss": Field("float", 0.0, ">= 0",
+                                     "weight of G's term on the window's step profile: at each position, the "
+                                     "samples' mean and mean square along the data's whitened feature axes are the "
+                                     "data's at that position (the moment terms pool the steps; G's samples can "
+                                     "drift along the window where the data do not; gan_sru/ops/step_profile.py); "
+                                     "0: off"),
     "train.window_covariance_whitening": Field("str", "window", ("window", "step"),
                                                "with window_covariance_loss: whiten each window by the windows' "
                                                "own covariance (window: |E[u u^T] - I|), or each step by the "

@@ -12,6 +12,7 @@ import nnabla.functions as F
 
 from gan_sru.networks import discriminator, generator_graph
 from gan_sru.ops.predictor import predictor_loss
+from gan_sru.ops.step_profile import step_profile_loss
 from gan_sru.registry import STRATEGIES
 
 from .losses import (
@@ -39,11 +40,12 @@ class StepGraph:
     `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0;
     windows: the (mean, whitening, target) of their windows (ops/covariance.py), needed with
     train.window_covariance_loss > 0 (a bucket too short for a window goes without the term); predictor: their
-    next-step regression (ops/predictor.py), needed with train.predictor_loss > 0 (likewise).
+    next-step regression (ops/predictor.py), needed with train.predictor_loss > 0 (likewise); profile: their
+    step profile (ops/step_profile.py), needed with train.step_profile_loss > 0.
     """
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
-                 reference=None, windows=None, predictor=None):
+                 reference=None, windows=None, predictor=None, profile=None):
         gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -100,6 +102,11 @@ class StepGraph:
             if predictor is None:
                 raise ValueError("StepGraph: train.predictor_loss > 0 needs the real windows' regression")
             self.g_loss = self.g_loss + weight * predictor_loss(self.fake_g, self.mask, predictor)
+        weight = cfg["train"]["step_profile_loss"]
+        if weight > 0:
+            if profile is None:
+                raise ValueError("StepGraph: train.step_profile_loss > 0 needs the real sequences' step profile")
+            self.g_loss = self.g_loss + weight * step_profile_loss(self.fake_g, self.mask, profile)
         weight = cfg["train"]["class_moment_loss"]
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:

@@ -22,7 +22,7 @@ from .steps import GanSteps
 # G terms computed from statistics of the batch: under data parallelism each rank computes them on its shard
 BATCH_STATISTIC_TERMS = ("moment_loss", "marginal_loss", "sequence_moment_loss", "sequence_whitened_loss",
                          "innovation_loss", "class_moment_loss", "window_covariance_loss",
-                         "predictor_loss")
+                         "predictor_loss", "step_profile_loss")
 
 
 class Trainer:

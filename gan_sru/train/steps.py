@@ -118,7 +118,8 @@ class GanSteps:
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
                                             self.strategy, cond=self.cond, reference=self.whitened_reference(length),
                                             windows=self.window_reference(length),
-                                            predictor=self.predictor_reference(length))
+                                            predictor=self.predictor_reference(length),
+                                            profile=self.step_profile(length))
             self.graph_builds += 1
         return self.graphs[length]
 
@@ -172,6 +173,19 @@ class GanSteps:
 
         return self._windows_reference(length, lags + 1, "train.predictor_loss",
                                        lambda x, m: predictor.reference(x, m, lags, seed=self.cfg["seed"]))
+
+    def step_profile(self, length):
+        """The step profile of the real sequences of the bucket `length` for train.step_profile_loss
+        (ops/step_profile.py); None when that term is off."""
+        if self.tcfg["step_profile_loss"] <= 0:
+            return None
+        from gan_sru.ops import step_profile
+
+        x, mask = self.bucket_sequences(length, step_profile.MAX_REFERENCE, "train.step_profile_loss")
+        try:
+            return step_profile.reference(x.transpose(1, 0, 2), mask.T)
+        except ValueError as e:
+            raise GanSruError(f"train.step_profile_loss: the bucket of length {length}: {e}") from None
 
     def _windows_reference(self, length, span, term, build):
         """build(x (N, L, C), mask (N, L)) of enough real sequences of the bucket `length` for the windows of

@@ -348,6 +348,7 @@ COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "
     ("train.window_covariance_loss", "configs/sines.yaml", TINY),  # a windows' reference per bucket
     ("train.window_covariance_loss", "configs/sines.yaml", TINY + ["train.window_covariance_whitening=step"]),
     ("train.predictor_loss", "configs/sines.yaml", TINY + ["train.predictor_lags=1"]),  # a regression per bucket
+    ("train.step_profile_loss", "configs/sines.yaml", TINY),  # a step profile per bucket
     ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
 ])
 def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
