@@ -77,6 +77,10 @@ def references(cfg, x, m):
         from gan_sru.ops import predictor
 
         out["predictor"] = predictor.reference(x, m, t["predictor_lags"])
+    if t["step_profile_loss"] > 0:
+        from gan_sru.ops import step_profile
+
+        out["profile"] = step_profile.reference(x, m)
     return out
 
 

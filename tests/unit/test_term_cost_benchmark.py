@@ -24,10 +24,11 @@ def test_each_terms_reference_reaches_the_step_graph_and_the_step_runs():
     path = os.path.join(REPO, "configs", "sines.yaml")
     base = load_config(path, TINY)
     assert term_cost.references(base, x, m) == {}
-    cfg = apply_size_rules(load_config(path, TINY + ["train.predictor_loss=1", "train.window_covariance_loss=1"]),
-                           5, 10)
+    cfg = apply_size_rules(load_config(path, TINY + ["train.predictor_loss=1", "train.window_covariance_loss=1",
+                                                     "train.step_profile_loss=1"]), 5, 10)
     refs = term_cost.references(cfg, x, m)
-    assert sorted(refs) == ["predictor", "windows"] and refs["predictor"].weights.shape == (10, 5)
+    assert sorted(refs) == ["predictor", "profile", "windows"] and refs["predictor"].weights.shape == (10, 5)
+    assert refs["profile"].first.shape == (10, 5)
     nn.clear_parameters()
     run = term_cost.step_run(cfg, x, m, rng)
     run()
