@@ -8,11 +8,11 @@ variance along its major whitened axes at step 0 (G's states start at zero) and 
 feature's own noise, 1.04-1.05 at step 0 fading to 0.82-0.83 at step 23; the data have 1 at every step
 (benchmarks/predictive_gap.py reports it as "step variance"). The fourteenth session found that rescaling such
 samples step by step after training does not narrow the predictive gap; training against the profile does
-(twenty-first session, wide set, 4800 steps, seeds 1 / 3 / 5 / 2: predictive 2.20 / 2.50 / 2.17 / 1.73% above
-the floor -> 1.1 / 1.7 / 1.4 / 1.4%, discriminative 0.050 / 0.041 / 0.083 / 0.032 -> 0.032 / 0.027 / 0.037 /
-0.042; README "Sample quality"): the minor axes' variance is then flat along the window (0.91-0.95) and step 0's
-major one 0.86-0.88. Windows cut from one long series are alike at every position; sequences that start at an
-event (a start-up, a session) are not, and the reference keeps each position's own values.
+(twenty-first session, wide set, 4800 steps, seeds 0-5: predictive 1.57-2.50% above the floor -> 1.07-1.78%,
+discriminative 0.020-0.083 -> 0.018-0.043; README "Sample quality"): the minor axes' variance is then flat along
+the window (0.91-0.95) and step 0's major one 0.86-0.88. Windows cut from one long series are alike at every
+position; sequences that start at an event (a start-up, a session) are not, and the reference keeps each
+position's own values.
 
 From real sequences (`reference`): the mean mu and the whitening W = V diag(lambda)^(-1/2) of all their valid
 steps (C features; an eigenvalue under FLOOR x the mean is raised to it), and at each position t the mean of
