@@ -24,7 +24,8 @@ values per position), the product
 
 is an unbiased estimate of the mean squared distance between the samples' profile and the data's (as
 ops/predictor.py, the two halves' product removes the estimate's variance from the square). w_t is 1 where the
-reference has at least MIN_COUNT sequences, else 0. G's term is its square root, floored like the predictor
+reference has at least MIN_COUNT sequences, else 0; a position that no sequence of a half reaches counts 0
+there. G's term is its square root, floored like the predictor
 term's.
 
     ref = reference(x, m)                        # real x (N, L, C), mask (N, L) -> StepProfile
@@ -77,9 +78,10 @@ def profile_distance(x, m, ref):
     x, m = np.asarray(x, np.float64), np.asarray(m, np.float64)
     L = x.shape[1]
     u = (x - ref.mu) @ ref.whiten * m[:, :, None]
-    n = np.maximum(m.sum(axis=0), 1.0)[:, None]
+    count = m.sum(axis=0)
+    n = np.maximum(count, 1.0)[:, None]
     d = np.concatenate([u.sum(axis=0) / n - ref.first[:L], (u * u).sum(axis=0) / n - ref.second[:L]], axis=1)
-    w = ref.weight[:L]
+    w = ref.weight[:L] * (count > 0)
     return float((w[:, None] * d * d).sum() / (d.shape[1] * max(w.sum(), 1.0)))
 
 
@@ -106,8 +108,10 @@ def step_profile_product(fake, mask, ref):
 
     def deviation(start, stop):
         part = F.slice(u, start=(0, start, 0), stop=(L, stop, C))
-        count = F.maximum_scalar(F.sum(F.slice(m, start=(0, start, 0), stop=(L, stop, 1)), axis=1), 1.0)  # (L, 1)
+        count = F.sum(F.slice(m, start=(0, start, 0), stop=(L, stop, 1)), axis=1)  # (L, 1)
         moments = F.concatenate(F.sum(part, axis=1), F.sum(part * part, axis=1), axis=1)  # (L, 2C)
-        return (moments / count - target) * nn.Variable.from_numpy_array(w[:, None].astype(np.float32))
+        present = F.minimum_scalar(count, 1.0)  # a position no sequence of this half reaches says nothing
+        return (moments / F.maximum_scalar(count, 1.0) - target) * present * \
+            nn.Variable.from_numpy_array(w[:, None].astype(np.float32))
 
     return F.sum(deviation(0, half) * deviation(half, 2 * half)) / float(2 * C * max(w.sum(), 1.0))

@@ -33,10 +33,11 @@ def numpy_product(fake, mask, ref):
     u = (fake - ref.mu) @ ref.whiten * mask[:, :, None]
 
     def deviation(s, e):
-        n = np.maximum(mask[s:e].sum(axis=0), 1.0)[:, None]
+        count = mask[s:e].sum(axis=0)
+        n = np.maximum(count, 1.0)[:, None]
         d = np.concatenate([u[s:e].sum(axis=0) / n - ref.first[:L], (u[s:e] ** 2).sum(axis=0) / n
                             - ref.second[:L]], axis=1)
-        return d * ref.weight[:L, None]
+        return d * (ref.weight[:L] * (count > 0))[:, None]  # a position no sequence of the half reaches: 0
 
     h = B // 2
     return float((deviation(0, h) * deviation(h, 2 * h)).sum() / (2 * C * max(ref.weight[:L].sum(), 1.0)))
@@ -137,6 +138,22 @@ def test_it_is_unbiased_near_zero_for_the_data_and_reads_a_drifts_squared_distan
     drifting, se = mean_term(drift)
     want = profile_distance(stationary(rng, 40000, L, drift), np.ones((40000, L)), ref)
     assert want > 0.01 and drifting == pytest.approx(want, abs=3 * se + 0.1 * want), (drifting, want)
+
+
+def test_a_position_that_no_sequence_of_a_half_reaches_adds_nothing():
+    rng = np.random.default_rng(8)
+    real = stationary(rng, 500, 6)
+    ref = reference(real, np.ones((500, 6)))
+    fake = stationary(rng, 4, 6) + 1.0
+    short = np.ones((4, 6))
+    short[:2, 4:] = 0  # the first half ends at step 4, the second runs on
+    _, cut = term_of(fake * short[:, :, None], short, ref)
+    cut.forward()
+    both = short.copy()
+    both[:, 4:] = 0  # neither half reaches steps 4 and 5
+    _, none = term_of(fake * both[:, :, None], both, ref)
+    none.forward()
+    assert float(cut.d) == pytest.approx(float(none.d), rel=1e-5) and float(none.d) > 0.01
 
 
 def test_the_term_refuses_a_window_longer_than_the_reference():
