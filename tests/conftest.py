@@ -41,6 +41,17 @@ def numeric_grad(f, array, index, eps=1e-6):
     return (up - down) / (2 * eps)
 
 
+def batch_mean(value_of, batches):
+    """The mean over `batches` calls of value_of() (a scalar nnabla Variable, forwarded here) and its standard
+    error: what a term averages to over independent batches."""
+    vals = []
+    for _ in range(batches):
+        v = value_of()
+        v.forward()
+        vals.append(float(v.d))
+    return np.mean(vals), np.std(vals) / np.sqrt(batches)
+
+
 def fresh_generator(gcfg, L, B, C, seed=0, impl="auto"):
     """An inference generator graph (L, B, C) with new parameters drawn from `seed`, every step valid."""
     from gan_sru.networks import generator_graph

@@ -65,11 +65,17 @@ def reference(x, m, floor=FLOOR):
     mu = steps.mean(axis=0)
     lam, vec = np.linalg.eigh(np.cov(steps.T, bias=True).reshape(C, C))
     whiten = vec / np.sqrt(np.maximum(lam, floor * max(lam.mean(), 1e-12)))
+    first, second, count = _position_moments(x, m, mu, whiten)
+    return StepProfile(mu, whiten, first, second, (count >= MIN_COUNT).astype(np.float64))
+
+
+def _position_moments(x, m, mu, whiten):
+    """Each position's mean of u = (x - mu) whiten and of u^2 over the sequences valid there, (L, C) each, and
+    their count (L,), for x (N, L, C) with mask m (N, L)."""
     u = (x - mu) @ whiten * m[:, :, None]
     count = m.sum(axis=0)
     n = np.maximum(count, 1.0)[:, None]
-    return StepProfile(mu, whiten, u.sum(axis=0) / n, (u * u).sum(axis=0) / n,
-                       (count >= MIN_COUNT).astype(np.float64))
+    return u.sum(axis=0) / n, (u * u).sum(axis=0) / n, count
 
 
 def profile_distance(x, m, ref):
@@ -77,10 +83,8 @@ def profile_distance(x, m, ref):
     reference's first L' positions (the whole set's means, no halves): what the term estimates."""
     x, m = np.asarray(x, np.float64), np.asarray(m, np.float64)
     L = x.shape[1]
-    u = (x - ref.mu) @ ref.whiten * m[:, :, None]
-    count = m.sum(axis=0)
-    n = np.maximum(count, 1.0)[:, None]
-    d = np.concatenate([u.sum(axis=0) / n - ref.first[:L], (u * u).sum(axis=0) / n - ref.second[:L]], axis=1)
+    first, second, count = _position_moments(x, m, ref.mu, ref.whiten)
+    d = np.concatenate([first - ref.first[:L], second - ref.second[:L]], axis=1)
     w = ref.weight[:L] * (count > 0)
     return float((w[:, None] * d * d).sum() / (d.shape[1] * max(w.sum(), 1.0)))
 

@@ -4,7 +4,7 @@ it says: the relative excess squared error of a regression trained on the sample
 import nnabla as nn
 import numpy as np
 import pytest
-from conftest import numeric_grad
+from conftest import batch_mean, numeric_grad
 
 from gan_sru.ops.covariance import windows
 from gan_sru.ops.predictor import normal_equations, predictor_loss, predictor_product, reference
@@ -111,12 +111,7 @@ def test_it_is_unbiased_near_zero_for_the_data_and_reads_the_excess_error_of_the
     other = A_TRUE + 0.5 * np.array([[0.0, 0.0, 0.1], [0.05, 0.0, 0.0], [0.0, -0.08, 0.0]])
 
     def mean_loss(A, batches=120, B=32):
-        vals = []
-        for _ in range(batches):
-            _, v = loss_of(var1(rng, B, L, A), np.ones((B, L)), ref)
-            v.forward()
-            vals.append(float(v.d))
-        return np.mean(vals), np.std(vals) / np.sqrt(batches)
+        return batch_mean(lambda: loss_of(var1(rng, B, L, A), np.ones((B, L)), ref)[1], batches)
 
     same, se = mean_loss(A_TRUE)
     naive = np.mean([np.sum(normal_equations(var1(rng, 16, L, A_TRUE), np.ones((16, L)), ref) ** 2) / 3

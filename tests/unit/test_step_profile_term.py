@@ -4,7 +4,7 @@ of the data's own process, the profile's squared distance for a drifting one), a
 import nnabla as nn
 import numpy as np
 import pytest
-from conftest import numeric_grad
+from conftest import batch_mean, numeric_grad
 
 from gan_sru.ops.step_profile import profile_distance, reference, step_profile_loss, step_profile_product
 
@@ -125,12 +125,7 @@ def test_it_is_unbiased_near_zero_for_the_data_and_reads_a_drifts_squared_distan
     drift = np.linspace(0.7, 1.0, L)
 
     def mean_term(d, batches=200, B=32):
-        vals = []
-        for _ in range(batches):
-            _, v = term_of(stationary(rng, B, L, d), np.ones((B, L)), ref)
-            v.forward()
-            vals.append(float(v.d))
-        return np.mean(vals), np.std(vals) / np.sqrt(batches)
+        return batch_mean(lambda: term_of(stationary(rng, B, L, d), np.ones((B, L)), ref)[1], batches)
 
     same, se = mean_term(None)
     naive = np.mean([profile_distance(stationary(rng, 16, L), np.ones((16, L)), ref) for _ in range(100)])
