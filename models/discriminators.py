@@ -4,7 +4,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 
-from gan_sru.ops.matmul import matmul
+from gan_sru.ops.matmul import affine, matmul
 from gan_sru.ops.sru import sru
 from gan_sru.registry import DISCRIMINATORS
 
@@ -41,8 +41,8 @@ def _head(feats, width, features=False, group=0):
     features=True: (logit, the hidden layer (B, width)), for a projection discriminator's inner product."""
     if group > 1 and feats.shape[0] > 1:
         feats = F.concatenate(feats, minibatch_std(feats, group), axis=1)
-    h = F.leaky_relu(PF.affine(feats, width, name="head"), 0.2)
-    out = PF.affine(h, 1, name="output")
+    h = F.leaky_relu(affine(feats, width, name="head"), 0.2)
+    out = affine(h, 1, name="output")
     return (out, h) if features else out
 
 

@@ -5,6 +5,7 @@ import nnabla.parametric_functions as PF
 import numpy as np
 
 from gan_sru.ops.activations import output_activation
+from gan_sru.ops.matmul import affine
 from gan_sru.ops.sru import sru
 from gan_sru.registry import GENERATORS
 
@@ -93,7 +94,7 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
                    highway_bias=gcfg["highway_bias"], rescale=gcfg["highway_bias"] <= 0, c0=c0,
                    activation=gcfg.get("activation", "tanh"),
                    mask=mask, impl=impl, train=train, name="sru")
-        out = PF.affine(h, num_features, base_axis=2, name="output")
+        out = affine(h, num_features, name="output", impl=impl)
         if eps is not None:
             out = out + output_noise(h, eps, num_features)
     out = output_activation(out, gcfg["output_activation"])

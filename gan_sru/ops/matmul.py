@@ -1,4 +1,5 @@
-"""`matmul(x, w)`: the one big product of an SRU layer, `x (N, I) @ w (I, O) -> (N, O)`.
+"""`matmul(x, w, b)`: the one big product of an SRU layer, `x (..., I) @ w (I, O) -> (..., O)`, and `affine`, a
+dense layer on it.
 
 On a CPU context it is a custom function backed by host BLAS (gan_sru.ops.blas picks NumPy's or SciPy's),
 measured here several times faster than nnabla's CPU affine for the SRU's shapes, forward and backward; on
@@ -6,6 +7,7 @@ a CUDA context it is nnabla's own `F.affine` (cuBLAS), as in the official SRU.
 """
 import nnabla as nn
 import nnabla.functions as F
+import nnabla.initializer as I
 import numpy as np
 from nnabla.function import PythonFunction
 
@@ -44,7 +46,9 @@ def is_cuda_context(ctx):
 
 
 class BlasMatmul(PythonFunction):
-    """y = x @ w with x (N, I), w (I, O), on host BLAS. Forward and backward are one GEMM each per output."""
+    """y = x @ w (+ b) with x (..., I), w (I, O), b (O,), on host BLAS; y (..., O). The leading axes of x are
+    one axis of rows for BLAS (views, so no reshape function, whose backward copies the gradient, runs before
+    or after it). Forward and backward are one GEMM each per output; the bias's gradient a sum over rows."""
 
     @property
     def name(self):
@@ -53,37 +57,66 @@ class BlasMatmul(PythonFunction):
     def min_outputs(self):
         return 1
 
-    def setup_impl(self, inputs, outputs):
-        x, w = inputs
-        if len(x.shape) != 2 or len(w.shape) != 2 or x.shape[1] != w.shape[0]:
-            raise ValueError(f"matmul expects x (N, I) and w (I, O), got {x.shape} and {w.shape}")
-        outputs[0].reset_shape((x.shape[0], w.shape[1]), True)
+    def setup_impl(self, inputs, outputs):  # shapes checked by `matmul` (nnabla would wrap an error raised here)
+        x, w = inputs[:2]
+        outputs[0].reset_shape(tuple(x.shape[:-1]) + (w.shape[1],), True)
+
+    @staticmethod
+    def _rows(x, w):
+        return (int(np.prod(x.shape[:-1])), w.shape[0]), (int(np.prod(x.shape[:-1])), w.shape[1])
 
     def forward_impl(self, inputs, outputs):
-        x, w = inputs
-        y = host_array(outputs[0].data, outputs[0].shape, write_only=True)
-        blas.matmul(host_array(x.data, x.shape), host_array(w.data, w.shape), y)
+        x, w = inputs[:2]
+        xs, ys = self._rows(x, w)
+        y = host_array(outputs[0].data, ys, write_only=True)
+        blas.matmul(host_array(x.data, xs), host_array(w.data, w.shape), y)
+        if len(inputs) > 2:
+            y += host_array(inputs[2].data, (ys[1],))
 
     def backward_impl(self, inputs, outputs, propagate_down, accum):
-        x, w = inputs
-        dy = host_array(outputs[0].grad, outputs[0].shape)
+        x, w = inputs[:2]
+        xs, ys = self._rows(x, w)
+        dy = host_array(outputs[0].grad, ys)
         if propagate_down[0]:
-            dx = host_array(x.grad, x.shape, write_only=not accum[0])
+            dx = host_array(x.grad, xs, write_only=not accum[0])
             blas.matmul(dy, host_array(w.data, w.shape).T, dx, accumulate=accum[0])
         if propagate_down[1]:
             dw = host_array(w.grad, w.shape, write_only=not accum[1])
-            blas.matmul(host_array(x.data, x.shape).T, dy, dw, accumulate=accum[1])
+            blas.matmul(host_array(x.data, xs).T, dy, dw, accumulate=accum[1])
+        if len(inputs) > 2 and propagate_down[2]:
+            write_grad(inputs[2], dy.sum(axis=0), accum[2])
 
     def grad_depends_output_data(self, i, o):
         return False
 
     def grad_depends_input_data(self, i, j):
-        return i != j  # dx needs w, dw needs x
+        return (i, j) in ((0, 1), (1, 0))  # dx needs w, dw needs x, db neither
 
 
-def matmul(x, w, impl="auto"):
-    """`x (N, I) @ w (I, O)`. impl: "auto" (BLAS on CPU, cuBLAS affine on CUDA) or "ref" (`F.affine`)."""
+def matmul(x, w, b=None, impl="auto"):
+    """`x (..., I) @ w (I, O) (+ b (O,))` -> (..., O). impl: "auto" (BLAS on CPU, cuBLAS affine on CUDA) or
+    "ref" (`F.affine`)."""
+    if len(x.shape) < 2 or len(w.shape) != 2 or x.shape[-1] != w.shape[0]:
+        raise ValueError(f"matmul expects x (..., I) and w (I, O), got {tuple(x.shape)} and {tuple(w.shape)}")
+    if b is not None and tuple(b.shape) != (w.shape[1],):
+        raise ValueError(f"matmul expects a bias of shape ({w.shape[1]},), got {tuple(b.shape)}")
     ctx = nn.get_current_context()
     if impl == "ref" or is_cuda_context(ctx):
-        return F.affine(x, w, base_axis=1)
-    return BlasMatmul(ctx)(x, w)
+        return F.affine(x, w, b, base_axis=len(x.shape) - 1)
+    inputs = (x, w) if b is None else (x, w, b)
+    return BlasMatmul(ctx)(*inputs)
+
+
+def affine(x, n_out, name, w_init=None, b_init=None, with_bias=True, impl="auto"):
+    """`PF.affine(x, n_out, base_axis=x.ndim - 1, name=name)` on `matmul`: the same parameters (names, shapes,
+    default initialisers, so the same draws from nnabla's generator) and the same values. nnabla's CPU affine
+    ran these layers (a D head, G's output) about ten times slower than BLAS."""
+    fan_in = x.shape[-1]
+    with nn.parameter_scope(name), nn.parameter_scope("affine"):
+        if w_init is None:
+            w_init = I.UniformInitializer(I.calc_uniform_lim_glorot(fan_in, n_out))
+        w = nn.parameter.get_parameter_or_create("W", (fan_in, n_out), w_init, True)
+        b = None
+        if with_bias:
+            b = nn.parameter.get_parameter_or_create("b", (n_out,), b_init or I.ConstantInitializer(), True)
+    return matmul(x, w, b, impl)

@@ -51,6 +51,7 @@ import nnabla.functions as F
 import numpy as np
 
 from .covariance import FLOOR, sampled_windows, windows
+from .matmul import matmul
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,8 @@ def predictor_product(fake, mask, ref):
     M[:C, K:] = np.diag(inv)
     M[C:, K:] = -ref.weights * inv
     bias = np.concatenate([-ref.z_mean @ ref.whiten, [1.0], (ref.z_mean @ ref.weights - ref.y_mean) * inv])
-    ur = F.affine(w, nn.Variable.from_numpy_array(M.astype(np.float32)),
-                  nn.Variable.from_numpy_array(bias.astype(np.float32)))
+    ur = matmul(w, nn.Variable.from_numpy_array(M.astype(np.float32)),
+                nn.Variable.from_numpy_array(bias.astype(np.float32)))
     valid = F.slice(mask, start=(lags + 1, 0), stop=(L, B))
     for j in range(1, lags + 2):
         valid = valid * F.slice(mask, start=(lags + 1 - j, 0), stop=(L - j, B))

@@ -66,7 +66,8 @@ class StepGraph:
         # the fake batch is made for the real batch's attributes: D judges (sequence, attributes) pairs
         d_real = discriminator(dcfg, self.real, self.mask, attrs=self.attrs)
         d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs)
-        d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
+        with nn.no_grad():  # the G loss reads D's weights but never trains them: no gradient for them there
+            d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
         if cfg["train"]["moment_loss"] > 0:

@@ -51,6 +51,30 @@ def test_strategies_give_the_same_parameters(tmp_path, loss, config):
             np.testing.assert_allclose(results[strategy][k], v, rtol=0, atol=1e-6, err_msg=f"{strategy} {k}")
 
 
+@pytest.mark.parametrize("strategy", ["detached", "recompute", "linked"])
+def test_the_g_step_computes_no_d_gradient(tmp_path, strategy):
+    """D's gradients are what the D step left (the G loss's graph reads D's weights without a gradient), and
+    D still trains; the G updates themselves are checked by the strategies' test."""
+    cfg = tiny_cfg(tmp_path)
+    steps = make_steps(cfg, strategy)
+    g_step, seen = steps.g_step, {}
+
+    def spy(g, d_loss):
+        for p in steps.d_params.values():
+            p.g = np.full(p.shape, 7.0)
+        out = g_step(g, d_loss)
+        seen["grads"] = {k: p.g.copy() for k, p in steps.d_params.items()}
+        return out
+
+    steps.g_step = spy
+    steps.step(0)
+    assert seen["grads"] and all(np.all(v == 7.0) for v in seen["grads"].values())
+    steps.g_step = g_step
+    before = {k: p.d.copy() for k, p in steps.d_params.items()}
+    steps.step(1)  # D still trains
+    assert any(not np.array_equal(before[k], p.d) for k, p in steps.d_params.items())
+
+
 def test_parameters_move_and_both_networks_train(tmp_path):
     cfg = tiny_cfg(tmp_path)
     steps = make_steps(cfg, "detached")

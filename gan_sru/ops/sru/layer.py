@@ -284,17 +284,15 @@ def sru(x, hidden_size, num_layers=2, bidirectional=False, dropout=0.0, highway_
 
 def _projection(inp, width, out_cols, projection_size, impl):
     """u = inp @ W for all steps at once: (L, B, width) -> (L, B, out_cols)."""
-    L, B = inp.shape[:2]
-    flat = F.reshape(inp, (L * B, width))
     mm_impl = "ref" if impl == "ref" else "auto"
     if projection_size and projection_size > 0:
         p = nn.parameter.get_parameter_or_create(
             "P", (width, projection_size), I.UniformInitializer(_uniform_bound(width)))
-        flat = matmul(flat, p, mm_impl)
+        inp = matmul(inp, p, impl=mm_impl)
         width = projection_size
     w = nn.parameter.get_parameter_or_create(
         "W", (width, out_cols), I.UniformInitializer(_uniform_bound(width)))
-    return F.reshape(matmul(flat, w, mm_impl), (L, B, out_cols))
+    return matmul(inp, w, impl=mm_impl)
 
 
 def _uniform_bound(fan_in):
