@@ -205,8 +205,9 @@ def _above(value, floor):
 
 def markdown(doc):
     """The table of every set: score generated / floor, targets, speed."""
-    lines = [f"Sample quality for a fixed CPU budget ({doc['cpu']}; `python benchmarks/quality.py`). "
-             "Each cell: generated / floor (held-out real vs real); lower is better.", "",
+    lines = [f"Sample quality for a fixed CPU budget ({doc['cpu']}; a row measured on another CPU names it after "
+             "the set; `python benchmarks/quality.py`). Each cell: generated / floor (held-out real vs real); lower "
+             "is better.", "",
              "| set | length x features | training | steps | steps/s | ms/step/time step | protocol, N, repeats | "
              "discriminative | predictive MAE (above its floor) | Context-FID | correlational | targets |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -223,7 +224,8 @@ def markdown(doc):
         steps = str(e["steps"])
         if e.get("select", "none") != "none":  # the checkpoint evaluated: the one selection chose
             steps += f", selected {e['evaluated_step']}"
-        lines.append(f"| {e['set']} | {e['length']} x {e['features']} | {budget} | {steps} | "
+        name = e["set"] + (f" [{e['cpu']}]" if e.get("cpu", doc["cpu"]) != doc["cpu"] else "")
+        lines.append(f"| {name} | {e['length']} x {e['features']} | {budget} | {steps} | "
                      f"{e['steps_per_second']:.2f} | {e['ms_per_step_per_time_step']:.2f} | "
                      f"{e['protocol']}, {e['num_holdout']}, {e['repeats']} | " + " | ".join(cells)
                      + f" | {targets or '-'} |")

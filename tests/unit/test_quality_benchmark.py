@@ -36,6 +36,10 @@ def test_table_shows_every_score_next_to_its_floor_and_says_which_targets_are_me
     assert "NOT met" in long and "| 64 x 28 |" in long and "| 15 min | 4000 |" in long
     assert "| wide (3000 steps) | 24 x 28 | 3000 steps | 3000 |" in table  # a --steps row: no time budget
     assert "Test CPU" in table
+    doc["sets"]["long64"]["cpu"], doc["sets"]["wide"]["cpu"] = "Other CPU", "Test CPU"  # a row from another machine
+    lines = quality.markdown(doc).splitlines()
+    assert next(line for line in lines if "long64" in line).startswith("| long64 [Other CPU] | 64 x 28 |")
+    assert next(line for line in lines if "wide" in line).startswith("| wide | 24 x 28 |")
     path = tmp_path / "q.png"
     quality.write_plot(doc, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,114 @@
+"""A training step's time in two or more checkouts of this repository, side by side: what a code change saves.
+
+    .venv/bin/python benchmarks/step_time.py --trees OLD_CHECKOUT,. [--configs wide,long64] [--steps 40]
+        [--rounds 3] [--set KEY=VALUE ...]
+
+For each config, each tree trains `--steps` steps of `GanSteps` (solver updates, the batch and noise
+drawing included; after 5 warm-up steps) in a process of its own, started with that tree first on
+PYTHONPATH, so the process runs that tree's gan_sru and models. The trees take turns, `--rounds` times, so that
+a load on the machine falls on each; the figure is the median step over all its rounds. The data is the
+config's own (`data.num_sequences` capped at 2000 to keep the start short). Make a checkout of an older commit
+with `git worktree add /tmp/old COMMIT`. Writes benchmarks/results/step_time.json and prints the table with
+the CPU's name and each tree's commit.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from moment_terms import REPO, cpu_name
+
+# the child: times the steps of one config in the tree it was started in
+CHILD = r"""
+import json, sys, time
+import gan_sru  # noqa: F401  (first, before numpy: it picks OpenBLAS's kernels)
+import numpy as np
+import models  # noqa: F401
+from gan_sru.config import load_config
+from gan_sru.data import training_data
+from gan_sru.train import GanSteps
+config, steps, sets = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+cfg = load_config(config, ["data.num_sequences=2000"] + sets)
+data = training_data(cfg)
+gan = GanSteps(cfg, data.train, data.spec)
+for i in range(5):
+    gan.step(i)
+times = []
+for i in range(5, 5 + steps):
+    t0 = time.perf_counter()
+    gan.step(i)
+    times.append(time.perf_counter() - t0)
+print("STEP_TIMES " + json.dumps({"module": gan_sru.__file__, "seconds": times}))
+"""
+
+
+def commit_of(tree):
+    out = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", tree, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return (out.stdout.strip() or "?") + (" (with uncommitted changes)" if dirty else "")
+
+
+def time_tree(tree, config, steps, sets):
+    """The step times (seconds) of `steps` steps of `config` trained with `tree`'s code."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([tree] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.run([sys.executable, "-c", CHILD, config, str(steps), json.dumps(sets)], cwd=tree, env=env,
+                          capture_output=True, text=True)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("STEP_TIMES ")), None)
+    if proc.returncode != 0 or line is None:
+        raise SystemExit(f"{tree}: training {config} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    result = json.loads(line.split(" ", 1)[1])
+    expected = os.path.join(os.path.realpath(tree), "gan_sru", "__init__.py")
+    if os.path.realpath(result["module"]) != expected:
+        raise SystemExit(f"{tree}: the child imported {result['module']}, not {expected}")
+    return result["seconds"]
+
+
+def main():
+    import numpy as np
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trees", required=True, help="comma-separated checkouts of this repository (the first "
+                                                        "is the baseline)")
+    parser.add_argument("--configs", default="wide")
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    args = parser.parse_args()
+    trees = [os.path.abspath(t) for t in args.trees.split(",") if t.strip()]
+    for tree in trees:
+        if not os.path.isfile(os.path.join(tree, "gan_sru", "__init__.py")):
+            raise SystemExit(f"--trees: {tree} is not a checkout of this repository (no gan_sru/__init__.py)")
+    if len(trees) < 2:
+        raise SystemExit("--trees: give at least two checkouts, the baseline first")
+    commits = {t: commit_of(t) for t in trees}
+    print(f"CPU: {cpu_name()}; {args.steps} steps x {args.rounds} rounds per tree, the trees in turn; medians")
+    rows = []
+    for name in args.configs.split(","):
+        seconds = {t: [] for t in trees}
+        for r in range(args.rounds):
+            for t in trees:
+                seconds[t] += time_tree(t, os.path.join(t, "configs", f"{name}.yaml"), args.steps, args.set)
+                print(f"  {name} round {r + 1}: {t} {1e3 * np.median(seconds[t]):.1f} ms", flush=True)
+        base = float(np.median(seconds[trees[0]]))
+        for t in trees:
+            ms = float(np.median(seconds[t]))
+            rows.append(dict(config=name, tree=t, commit=commits[t], median_ms=round(1e3 * ms, 1),
+                             p10_ms=round(1e3 * float(np.percentile(seconds[t], 10)), 1),
+                             p90_ms=round(1e3 * float(np.percentile(seconds[t], 90)), 1),
+                             speedup=round(base / ms, 3)))
+    print(f"{'config':<8} {'commit':<34} {'median ms':>9} {'p10-p90 ms':>13} {'speed-up':>8}")
+    for row in rows:
+        print(f"{row['config']:<8} {row['commit']:<34} {row['median_ms']:>9.1f} "
+              f"{row['p10_ms']:>6.1f}-{row['p90_ms']:<6.1f} {row['speedup']:>8.2f}")
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "step_time.json"), "w") as f:
+        json.dump({"cpu": cpu_name(), "steps": args.steps, "rounds": args.rounds, "sets": args.set,
+                   "load": [round(v, 2) for v in os.getloadavg()], "rows": rows}, f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""benchmarks/step_time.py: each tree's steps timed in a process running that tree's code, and its checks."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+import step_time  # noqa: E402
+
+
+def test_two_trees_are_timed_with_their_own_code_and_written(tmp_path, monkeypatch, capsys):
+    # a second tree: a copy of this one's code (the child must import the copy's gan_sru, not this one's)
+    other = tmp_path / "other"
+    for part in ("gan_sru", "models", "configs"):
+        shutil.copytree(os.path.join(REPO, part), other / part, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    out = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", f"{REPO},{other}", "--configs", "sines",
+                                      "--steps", "2", "--rounds", "1", "--out", str(out)])
+    step_time.main()
+    doc = json.loads((out / "step_time.json").read_text())
+    assert [r["tree"] for r in doc["rows"]] == [REPO, str(other)]
+    assert all(r["config"] == "sines" and r["median_ms"] > 0 for r in doc["rows"])
+    assert doc["rows"][0]["speedup"] == 1.0 and doc["steps"] == 2
+    assert "speed-up" in capsys.readouterr().out
+
+
+def test_a_folder_that_is_not_a_checkout_is_refused_by_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", f"{REPO},{tmp_path}"])
+    with pytest.raises(SystemExit, match=rf"{tmp_path} is not a checkout of this repository"):
+        step_time.main()
+    monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", REPO])
+    with pytest.raises(SystemExit, match="at least two checkouts"):
+        step_time.main()
