@@ -4,6 +4,8 @@ The detached step (see DESIGN.md): the fake batch is computed once per step, `fa
 and D sees it through two unlinked views: `fake_d` (need_grad=False) for the D loss, `fake_g`
 (need_grad=True) for the G loss. After the G loss's backward has filled `fake_g.grad` (shared with
 `fake.grad`), `fake.backward(grad=None)` carries it through G. G runs forward once and backward once.
+The D inside the G loss is built under `nn.no_grad()`: its weights take no gradient there (the next D step
+would zero it unread; nnabla gives each graph an unlinked view of a parameter, so this is a build-time choice).
 `linked` (D's backward also runs through G; G runs forward again) and `recompute` (D step detached, G
 runs forward again for the G step) are the usual alternatives, kept for comparison (`gan-sru profile`).
 """
