@@ -107,16 +107,13 @@ def matmul(x, w, b=None, impl="auto"):
     return BlasMatmul(ctx)(*inputs)
 
 
-def affine(x, n_out, name, w_init=None, b_init=None, with_bias=True, impl="auto"):
+def affine(x, n_out, name, with_bias=True, impl="auto"):
     """`PF.affine(x, n_out, base_axis=x.ndim - 1, name=name)` on `matmul`: the same parameters (names, shapes,
     default initialisers, so the same draws from nnabla's generator) and the same values. nnabla's CPU affine
     ran these layers (a D head, G's output) about ten times slower than BLAS."""
     fan_in = x.shape[-1]
     with nn.parameter_scope(name), nn.parameter_scope("affine"):
-        if w_init is None:
-            w_init = I.UniformInitializer(I.calc_uniform_lim_glorot(fan_in, n_out))
-        w = nn.parameter.get_parameter_or_create("W", (fan_in, n_out), w_init, True)
-        b = None
-        if with_bias:
-            b = nn.parameter.get_parameter_or_create("b", (n_out,), b_init or I.ConstantInitializer(), True)
+        w = nn.parameter.get_parameter_or_create(
+            "W", (fan_in, n_out), I.UniformInitializer(I.calc_uniform_lim_glorot(fan_in, n_out)), True)
+        b = nn.parameter.get_parameter_or_create("b", (n_out,), I.ConstantInitializer(), True) if with_bias else None
     return matmul(x, w, b, impl)
