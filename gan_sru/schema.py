@@ -256,6 +256,10 @@ SCHEMA = {
     "train.r1_every": Field("int", 1, ">= 1", "lazy R1 (Karras et al. 2020): the penalty enters D's loss at every "
                             "k-th D update only, weighted k x train.r1_gamma; the other updates skip its "
                             "perturbed pass"),
+    "train.r1_stride": Field("int", 1, ">= 1", "with r1_gamma: the penalty on every k-th real sequence of the batch "
+                             "(sequences 0, k, 2k, ...), so its perturbed pass of D costs 1/k of a full one; an "
+                             "estimate of the same mean from B/k sequences. Each process's share of the batch "
+                             "must be a multiple of k"),
     "train.grad_clip": Field("float?", None, "> 0", "clip gradients to this global norm; null: no clipping"),
     "train.weight_clip": Field("float", 0.01, "> 0", "wasserstein only: clip D weights to [-c, c]"),
     "train.gumbel_tau_start": Field("float", 1.0, "> 0",

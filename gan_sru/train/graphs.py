@@ -126,12 +126,23 @@ class StepGraph:
         # train.r1_gamma: the direction u (L, B, C), fed per step, and the penalty. With train.r1_every k > 1
         # (lazy regularisation) d_loss carries it with weight k x gamma and d_loss_lazy, D's loss at the other
         # steps, does not (GanSteps.d_step picks one)
+        # With train.r1_stride k the penalty takes every k-th sequence of the batch (sequences 0, k, 2k, ...)
         self.d_perturb = self.r1 = self.d_loss_lazy = None
+        self.r1_stride = cfg["train"]["r1_stride"]
         if cfg["train"]["r1_gamma"] > 0:
-            eps, every = cfg["train"]["r1_epsilon"], cfg["train"]["r1_every"]
-            self.d_perturb = nn.Variable(self.real.shape)
-            d_perturbed = discriminator(dcfg, self.real + eps * self.d_perturb, self.mask, attrs=self.attrs)
-            self.r1 = r1_penalty(d_real, d_perturbed, eps)
+            eps, every, k = cfg["train"]["r1_epsilon"], cfg["train"]["r1_every"], self.r1_stride
+            if batch_size % k:
+                raise ValueError(f"train.r1_stride {k} must divide the batch of each process ({batch_size} "
+                                 "sequences)")
+            real, mask, attrs, d_ref = self.real, self.mask, self.attrs, d_real
+            if k > 1:
+                real = F.slice(real, step=(1, k, 1))
+                mask = F.slice(mask, step=(1, k))
+                attrs = None if attrs is None else F.slice(attrs, step=(k, 1))
+                d_ref = F.slice(d_real, step=(k, 1))
+            self.d_perturb = nn.Variable(real.shape)
+            d_perturbed = discriminator(dcfg, real + eps * self.d_perturb, mask, attrs=attrs)
+            self.r1 = r1_penalty(d_ref, d_perturbed, eps)
             self.r1.persistent = True  # readable after the D step (tests, probes)
             if every > 1:
                 self.d_loss_lazy = self.d_loss
@@ -145,7 +156,8 @@ class StepGraph:
         self.mask.d = batch.mask
         for k, v in noise.items():
             if k == PERTURB:
-                self.d_perturb.d = v * batch.mask[:, :, None]  # padded steps stay unperturbed
+                k = self.r1_stride  # padded steps stay unperturbed
+                self.d_perturb.d = v[:, ::k] * batch.mask[:, ::k, None]
             else:
                 self.noise[k].d = v
         if self.attrs is not None:

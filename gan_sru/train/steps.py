@@ -7,7 +7,7 @@ import nnabla.functions as F
 import nnabla.solvers as S
 import numpy as np
 
-from gan_sru import GanSruError
+from gan_sru import ConfigError, GanSruError
 from gan_sru.data import sample_batch
 from gan_sru.networks import noise_shapes, sample_noise
 from gan_sru.ops.gumbel import tau_at
@@ -92,6 +92,13 @@ class GanSteps:
         self.batch_size = self.tcfg["batch_size"]  # the global batch
         self.comm = comm or distributed.NullCommunicator()
         self.local_batch = self.comm.local_batch(self.batch_size)  # this rank's shard of it
+        stride = self.tcfg["r1_stride"]
+        if self.tcfg["r1_gamma"] > 0 and self.local_batch % stride:
+            where = f" (train.batch_size {self.batch_size} over {self.comm.size} processes)" \
+                if self.comm.size > 1 else ""
+            raise distributed.on_every_rank(ConfigError(
+                f"train.r1_stride {stride} must divide the batch of each process, {self.local_batch} "
+                f"sequences{where}: the penalty takes every {stride}-th sequence of it"))
         # the trainer's "stop" flag; it travels with the G gradients, so every rank stops after the same step
         self.stop_requested, self.any_stop = (lambda: False), False
         self.num_features = train_set.num_features

@@ -6,7 +6,7 @@ import nnabla.functions as F
 import numpy as np
 import pytest
 
-from gan_sru import GanSruError
+from gan_sru import ConfigError, GanSruError
 from gan_sru.config import load_config
 from gan_sru.data import training_data
 from gan_sru.sizes import apply_size_rules
@@ -557,3 +557,36 @@ def test_train_r1_gamma_adds_the_penalty_to_d_alone(tmp_path):
     assert r1 > 0 and d1 == pytest.approx(d0 + 2.5 * r1, rel=1e-5) and g1 == pytest.approx(g0, rel=1e-6)
     padded = graph.mask.d == 0
     assert padded.any() and np.all(graph.d_perturb.d[padded] == 0) and np.abs(graph.d_perturb.d[~padded]).mean() > 0.5
+
+
+def test_r1_stride_takes_the_penalty_on_every_kth_sequence(tmp_path):
+    """train.r1_stride 4: the penalty is the mean over sequences 0, 4, 8, ... of the batch. With stride 1 and
+    the direction zeroed on every other sequence, the same sum over those sequences is divided by the whole
+    batch: 4 x that penalty is the stride-4 one. The directions fed are the stride-1 draw's rows 0, 4, ..."""
+    out = {}
+    for stride in (1, 4):
+        cfg = tiny_cfg(tmp_path, "train.r1_gamma=2.5", f"train.r1_stride={stride}", "data.num_buckets=2",
+                       config="configs/sines_varlen.yaml")
+        steps = make_steps(cfg, "detached")
+        batch, noise = steps.inputs(0)
+        g = steps.graph_for(batch.x.shape[0])
+        if stride == 1:
+            keep = np.zeros(batch.x.shape[1], bool)
+            keep[::4] = True
+            noise = dict(noise, **{PERTURB: noise[PERTURB] * keep[None, :, None]})
+        g.feed(batch, noise)
+        g.fake.forward()
+        g.d_loss.forward()
+        out[stride] = (float(g.r1.d), g.d_perturb.d.copy(), float(g.d_loss.d), noise[PERTURB] * batch.mask[:, :, None])
+    (r1_all, u_all, _, _), (r1_four, u_four, d_four, u) = out[1], out[4]
+    assert u_four.shape == (u.shape[0], u.shape[1] // 4, u.shape[2])
+    np.testing.assert_array_equal(u_four, u[:, ::4])
+    np.testing.assert_array_equal(u_all[:, ::4], u_four)
+    assert r1_four > 0 and r1_four == pytest.approx(4 * r1_all, rel=1e-4)
+
+
+def test_r1_stride_must_divide_each_process_batch(tmp_path):
+    cfg = tiny_cfg(tmp_path, "train.r1_gamma=1", "train.batch_size=30", "train.r1_stride=4")
+    with pytest.raises(ConfigError, match=r"train.r1_stride 4 must divide the batch of each process, 30 sequences: "
+                                          r"the penalty takes every 4-th sequence of it"):
+        make_steps(cfg, "detached")
