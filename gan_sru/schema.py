@@ -141,6 +141,11 @@ SCHEMA = {
                                           "(24 frequencies pi f / 24) with its own attribute projection "
                                           "(gan_sru/conditioning.py); no effect without projection"),
     "model.discriminator.num_layers": Field("int", 1, ">= 1", "stacked layers"),
+    "model.discriminator.identity_skip": Field("bool", False, None,
+                                               "sru_bi: layers after the first take their skip input from their "
+                                               "input, each direction its own half, as the official SRU does, "
+                                               "instead of from a fourth projection (3/4 of their weight and "
+                                               "product; false keeps earlier checkpoints loadable)"),
     "model.discriminator.channels": Field("int", 64, ">= 1", "conv1d: channels per layer"),
     "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),
     # training

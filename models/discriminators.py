@@ -99,7 +99,7 @@ def sru_bi_discriminator(dcfg, seqs, mask, train=True, features=False):
         inp = (step_features(seqs, mask, dcfg["hidden_size"], dcfg.get("step_window", 2)) if dcfg["step_features"]
                else seqs)
         h, c_last = sru(inp, dcfg["hidden_size"], num_layers=dcfg["num_layers"], bidirectional=True,
-                        mask=mask, train=train, name="sru")
+                        mask=mask, train=train, name="sru", identity_skip=dcfg.get("identity_skip", False))
         top = F.reshape(F.slice(c_last, start=(c_last.shape[0] - 1, 0, 0), stop=c_last.shape),
                         c_last.shape[1:])
         parts = [_mean_over_valid_steps(h, mask), F.tanh(top)]

@@ -116,7 +116,7 @@ def test_minibatch_std_tells_a_diverse_batch_from_a_collapsed_one():
 
 
 @pytest.mark.parametrize("options", [{}, {"step_features": True}, {"step_features": True, "step_window": 5},
-                                     {"minibatch_std": 4}])
+                                     {"minibatch_std": 4}, {"num_layers": 3, "identity_skip": True}])
 def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
     from gan_sru.config import load_config
     from gan_sru.networks import discriminator
@@ -135,3 +135,22 @@ def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
         seqs.d = noisy
         y.forward()
     np.testing.assert_allclose(y.d, clean, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("identity_skip", [False, True])
+def test_sru_bi_identity_skip_narrows_the_layers_after_the_first(identity_skip):
+    """model.discriminator.identity_skip: layer 1 on (input 2 x 8 wide) has 3 projections per direction,
+    not 4; layer 0 (input 4 wide) keeps its fourth either way."""
+    from gan_sru.config import load_config
+    from gan_sru.networks import discriminator
+
+    dcfg = load_config("configs/sines.yaml", ["model.discriminator.hidden_size=8", "model.discriminator.num_layers=3",
+                                              f"model.discriminator.identity_skip={str(identity_skip).lower()}"])
+    x, mask, _ = _batch()
+    with nn.parameter_scope(f"skip{identity_skip}"):
+        discriminator(dcfg["model"]["discriminator"], nn.Variable.from_numpy_array(x),
+                      nn.Variable.from_numpy_array(mask))
+        shapes = {k.split("/sru/")[1]: v.shape for k, v in nn.get_parameters().items() if k.endswith("/W")
+                  and "/sru/" in k}
+    K = 3 if identity_skip else 4
+    assert shapes == {"layer0/W": (4, 2 * 4 * 8), "layer1/W": (16, 2 * K * 8), "layer2/W": (16, 2 * K * 8)}

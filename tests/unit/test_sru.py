@@ -15,11 +15,12 @@ from gan_sru.ops.sru.reference import reference_backward, reference_forward
 TOL = 1e-5
 
 
-def make_case(rng, L=7, B=5, D=6, R=1, K=3, weight_c=False, masked=False, dtype=np.float64):
-    """Random inputs in the kernel layout; ragged right padding when `masked` (one row fully valid)."""
+def make_case(rng, L=7, B=5, D=6, R=1, K=3, weight_c=False, masked=False, dtype=np.float64, x_dirs=1):
+    """Random inputs in the kernel layout; ragged right padding when `masked` (one row fully valid). x is
+    (L, B, D), or (L, B, R, D) read per direction with x_dirs = R."""
     case = dict(
         u=rng.standard_normal((L, B, R, K, D)),
-        x=rng.standard_normal((L, B, D)) if K == 3 else None,
+        x=(rng.standard_normal((L, B, D) if x_dirs == 1 else (L, B, R, D))) if K == 3 else None,
         bias=rng.standard_normal((R, 2, D)),
         c0=rng.standard_normal((B, R, D)),
         wc=rng.standard_normal((R, 2, D)) if weight_c else None,
@@ -32,13 +33,15 @@ def make_case(rng, L=7, B=5, D=6, R=1, K=3, weight_c=False, masked=False, dtype=
     return {k: (None if v is None else v.astype(dtype)) for k, v in case.items()}
 
 
-CONFIGS = list(itertools.product(("tanh", "identity"), (3, 4), (False, True), (1, 2), (False, True)))
+# (activation, K, weight_c, R, masked, x_dirs): x_dirs 2, two directions reading their own halves of x
+CONFIGS = [c + (1,) for c in itertools.product(("tanh", "identity"), (3, 4), (False, True), (1, 2), (False, True))]
+CONFIGS += [(a, 3, w, 2, m, 2) for a, w, m in itertools.product(("tanh", "identity"), (False, True), (False, True))]
 
 
-@pytest.mark.parametrize("activation,K,weight_c,R,masked", CONFIGS)
-def test_kernel_float64_matches_reference(activation, K, weight_c, R, masked):
+@pytest.mark.parametrize("activation,K,weight_c,R,masked,x_dirs", CONFIGS)
+def test_kernel_float64_matches_reference(activation, K, weight_c, R, masked, x_dirs):
     rng = np.random.default_rng(1)
-    a = make_case(rng, R=R, K=K, weight_c=weight_c, masked=masked)
+    a = make_case(rng, R=R, K=K, weight_c=weight_c, masked=masked, x_dirs=x_dirs)
     args = (a["u"], a["x"], a["bias"], a["c0"], a["wc"], a["mask"])
     h_ref, c_ref = reference_forward(*args, activation=activation, scale_x=1.3)
     h, c = sru_cpu.forward(*args, activation=activation, scale_x=1.3)
@@ -54,11 +57,12 @@ def test_kernel_float64_matches_reference(activation, K, weight_c, R, masked):
             np.testing.assert_allclose(g[k], v, atol=1e-12, err_msg=k)
 
 
-@pytest.mark.parametrize("K,R,weight_c", [(3, 1, True), (3, 2, True), (4, 2, True), (4, 1, False)])
+@pytest.mark.parametrize("K,R,weight_c,x_dirs", [(3, 1, True, 1), (3, 2, True, 1), (4, 2, True, 1), (4, 1, False, 1),
+                                                 (3, 2, True, 2)])
 @pytest.mark.parametrize("impl", ["reference", "kernel"])
-def test_gradients_match_finite_differences_float64(impl, K, R, weight_c):
+def test_gradients_match_finite_differences_float64(impl, K, R, weight_c, x_dirs):
     rng = np.random.default_rng(2)
-    a = make_case(rng, L=4, B=3, D=2, R=R, K=K, weight_c=weight_c, masked=True)
+    a = make_case(rng, L=4, B=3, D=2, R=R, K=K, weight_c=weight_c, masked=True, x_dirs=x_dirs)
     fwd, bwd = ((reference_forward, reference_backward) if impl == "reference"
                 else (sru_cpu.forward, sru_cpu.backward))
     dh = rng.standard_normal((4, 3, R, 2))
@@ -86,7 +90,8 @@ def test_gradients_match_finite_differences_float64(impl, K, R, weight_c):
 def _variables(case, need_grad):
     """nnabla float32 Variables in the function's input order, with their names."""
     L, B, R, K, D = case["u"].shape
-    values = dict(u=case["u"].reshape(L, B, R * K * D), x=case["x"], bias=case["bias"],
+    x = None if case["x"] is None else case["x"].reshape(L, B, -1)  # (L, B, R, D) -> (L, B, R*D)
+    values = dict(u=case["u"].reshape(L, B, R * K * D), x=x, bias=case["bias"],
                   c0=case["c0"].reshape(B, R * D), weight_c=case["wc"], mask=case["mask"])
     names = [n for n in ("u", "x", "bias", "c0", "weight_c", "mask") if values[n] is not None]
     vs = []
@@ -97,11 +102,11 @@ def _variables(case, need_grad):
     return names, vs
 
 
-@pytest.mark.parametrize("activation,K,weight_c,R,masked", CONFIGS)
+@pytest.mark.parametrize("activation,K,weight_c,R,masked,x_dirs", CONFIGS)
 @pytest.mark.parametrize("zero_c0", [False, True])
-def test_function_float32_matches_reference(activation, K, weight_c, R, masked, zero_c0):
+def test_function_float32_matches_reference(activation, K, weight_c, R, masked, x_dirs, zero_c0):
     rng = np.random.default_rng(3)
-    a = make_case(rng, R=R, K=K, weight_c=weight_c, masked=masked)
+    a = make_case(rng, R=R, K=K, weight_c=weight_c, masked=masked, x_dirs=x_dirs)
     if zero_c0:
         a["c0"][...] = 0
     a32 = {k: None if v is None else v.astype(np.float32) for k, v in a.items()}
@@ -197,6 +202,7 @@ LAYER_OPTIONS = [
     dict(hidden_size=5, num_layers=1, projection_size=3, activation="identity"),
     dict(hidden_size=6, num_layers=2, layer_norm=True, highway_bias=-1.0),
     dict(hidden_size=4, num_layers=3, bidirectional=True, rescale=False),
+    dict(hidden_size=4, num_layers=3, bidirectional=True, weight_c=True, identity_skip=True),
 ]
 
 
@@ -277,6 +283,23 @@ def test_layer_creates_expected_parameters():
     }
 
 
+def test_identity_skip_drops_the_fourth_projection_of_bidirectional_layers_on_their_own_width():
+    """identity_skip: a bidirectional layer whose input is R*D wide (layer 1 on) has 3 projections per direction;
+    layer 0 (input width 3) keeps its fourth. Each direction's skip is its own half of the input: with the layer's
+    weight and the gates made to pass the skip alone (r = 0 everywhere), h = scale_x * input."""
+    x = nn.Variable.from_numpy_array(np.random.default_rng(8).standard_normal((5, 2, 3)).astype(np.float32))
+    h, _ = _layer(x, "fused", hidden_size=4, num_layers=2, bidirectional=True, identity_skip=True)
+    shapes = {k: v.shape for k, v in nn.get_parameters().items()}
+    assert shapes["net/sru/layer0/W"] == (3, 2 * 4 * 4) and shapes["net/sru/layer1/W"] == (8, 2 * 3 * 4)
+    params = nn.get_parameters()
+    params["net/sru/layer1/W"].d = 0.0
+    params["net/sru/layer1/bias"].d[:, 1] = -1e4  # reset gate 0: h = x'
+    h.forward()
+    below = h.parent.inputs[1]  # layer 1's recurrence: inputs u, x (layer 0's output), bias, c0
+    assert below.shape == (5, 2, 8) and h.parent.inputs[0].shape == (5, 2, 2 * 3 * 4)
+    np.testing.assert_allclose(h.d, np.sqrt(3.0) * below.d, rtol=1e-5, atol=1e-6)
+
+
 def test_highway_bias_initialises_reset_gate():
     _layer(nn.Variable((5, 2, 4)), "fused", hidden_size=4, num_layers=1, highway_bias=-2.0)
     bias = nn.get_parameters()["net/sru/layer0/bias"].d
@@ -314,5 +337,9 @@ def test_recurrence_refuses_bad_shapes():
     with pytest.raises(ValueError, match=r"bias must have shape \(2, 2, D\)"):
         sru_recurrence(nn.Variable((3, 2, 24)), nn.Variable((3, 2, 4)), nn.Variable((1, 2, 4)),
                        nn.Variable((2, 8)), bidirectional=True)
+    for x, bi, want in (((3, 2, 8), False, r"\(3, 2, 4\) \(the skip"), ((3, 2, 6), True, r"\(3, 2, 4\) or \(3, 2, 8\)")):
+        with pytest.raises(ValueError, match=rf"x must have shape {want}.*got \({x[0]}, {x[1]}, {x[2]}\)"):
+            sru_recurrence(nn.Variable((3, 2, 12 * (2 if bi else 1))), nn.Variable(x),
+                           nn.Variable((2 if bi else 1, 2, 4)), nn.Variable((2, 8 if bi else 4)), bidirectional=bi)
     with pytest.raises(ValueError, match="sru expects x of shape"):
         sru(nn.Variable((3, 4)), 4)

@@ -47,8 +47,9 @@ def max_rel_err(got, want):
     return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30))
 
 
-def make_case(L, B, R, K, D, wc=True, ragged=False, seed=0):
-    """float32 inputs of the recurrence and the gradients arriving at h and c."""
+def make_case(L, B, R, K, D, wc=True, ragged=False, seed=0, x_dirs=1):
+    """float32 inputs of the recurrence and the gradients arriving at h and c; x (L, B, D), or (L, B, R, D)
+    read per direction with x_dirs = R."""
     rng = np.random.default_rng(seed)
 
     def rnd(*shape, scale=1.0):
@@ -62,10 +63,17 @@ def make_case(L, B, R, K, D, wc=True, ragged=False, seed=0):
             lengths[-1] = 0
         mask = (np.arange(L)[:, None] < lengths[None, :]).astype(np.float32)
     return {
-        "u": rnd(L, B, R, K, D), "x": rnd(L, B, D) if K == 3 else None, "bias": rnd(R, 2, D, scale=0.5),
+        "u": rnd(L, B, R, K, D), "x": (rnd(L, B, D) if x_dirs == 1 else rnd(L, B, R, D)) if K == 3 else None,
+        "bias": rnd(R, 2, D, scale=0.5),
         "c0": rnd(B, R, D), "wc": rnd(R, 2, D, scale=0.5) if wc else None, "mask": mask,
         "dh": rnd(L, B, R, D), "dc": rnd(L, B, R, D),
     }
+
+
+def x_dirs_of(case):
+    """1 for a shared x (or none), R for an (L, B, R, D) x."""
+    x = case["x"]
+    return 1 if x is None or x.ndim == 3 else x.shape[2]
 
 
 def f64(a):
@@ -102,6 +110,12 @@ CASES = [
     (5, 1, 1, 4, 8, True, False, "identity", 0.5),
     (7, 5, 2, 3, 20, True, True, "tanh", 1.0),
 ]
+
+
+# Two directions reading their own halves of an (L, B, 2, D) x (x_dirs = 2; the official SRU's bidirectional
+# layer on an R*D input): (L, B, D, wc, ragged, activation), more columns than one block in the last.
+PER_DIRECTION_CASES = [(6, 4, 8, True, False, "tanh"), (6, 4, 8, False, True, "identity"),
+                       (1, 3, 5, True, True, "tanh"), (7, 5, 20, True, True, "tanh")]
 
 
 def case_id(c):
@@ -196,8 +210,9 @@ def test_launch_args_match_kernel_signatures():
     plans = []
     for dtype in sru_cuda.DTYPES:
         plans += sru_cuda.forward_launches(1, 2, 3, 4, 5, 6, 7, 8, shape=(3, 2, 2, 3, 4), dtype=dtype)
-        for K in (3, 4):
-            plans += sru_cuda.backward_launches(*range(1, 15), shape=(3, 2, 2, K, 4), dtype=dtype,
+        plans += sru_cuda.forward_launches(1, 2, 3, 4, 5, 6, 7, 8, shape=(3, 2, 2, 3, 4), dtype=dtype, x_dirs=2)
+        for K, x_dirs in ((3, 1), (4, 1), (3, 2)):
+            plans += sru_cuda.backward_launches(*range(1, 15), shape=(3, 2, 2, K, 4), dtype=dtype, x_dirs=x_dirs,
                                                 temp=lambda n, dtype: temp())
     assert {p.kernel for p in plans} == set(sru_cuda.KERNEL_NAMES)
     for p in plans:
@@ -216,6 +231,10 @@ def test_launch_plans_reject_bad_arguments():
     with pytest.raises(sru_cuda.SruArgumentError, match="dtype='float64': expected one of"):
         sru_cuda.forward_launches(1, 1, 1, 0, 0, 0, 1, 1, shape=(2, 1, 1, 3, 4), dtype="float64")
     assert isinstance(sru_cuda.SruArgumentError("x"), GanSruError)
+    with pytest.raises(sru_cuda.SruArgumentError, match=r"x_dirs=2 with shape=\(2, 1, 1, 3, 4\): expected 1, or R = 1"):
+        sru_cuda.forward_launches(1, 1, 1, 0, 0, 0, 1, 1, shape=(2, 1, 1, 3, 4), x_dirs=2)
+    with pytest.raises(sru_cuda.SruArgumentError, match="x_dirs=2 .* when K == 3"):
+        sru_cuda.backward_launches(*range(1, 15), shape=(2, 1, 2, 4, 4), x_dirs=2, temp=lambda n, dtype: 4096)
     # K == 4 needs no x
     assert sru_cuda.forward_launches(1, 0, 1, 0, 0, 0, 1, 1, shape=(2, 1, 1, 4, 4))
 
@@ -268,9 +287,9 @@ class HostEmulator:
 
     # The counterparts of sru_cuda.forward_ptrs / backward_ptrs on host buffers (same signatures).
     def forward_ptrs(self, *ptrs, shape, activation="tanh", scale_x=1.0, device_id=None, grid=None,
-                     dtype="float32"):
+                     dtype="float32", x_dirs=1):
         self.run(sru_cuda.forward_launches(*ptrs, shape=shape, activation=activation, scale_x=scale_x,
-                                           dtype=dtype), grid)
+                                           dtype=dtype, x_dirs=x_dirs), grid)
 
     def backward_ptrs(self, *ptrs, device_id=None, grid=None, **kw):
         scratch = []
@@ -307,13 +326,14 @@ def emu_forward(emu, case, activation, scale_x, grid=None):
     h = np.full((L, B, R, D), np.nan, u.dtype)  # NaN: anything left unwritten fails the comparison
     c = np.full((L, B, R, D), np.nan, u.dtype)
     emu.forward_ptrs(*(addr(case[k]) for k in ("u", "x", "bias", "c0", "wc", "mask")), addr(h), addr(c),
-                     shape=u.shape, activation=activation, scale_x=scale_x, grid=grid, dtype=u.dtype.name)
+                     shape=u.shape, activation=activation, scale_x=scale_x, grid=grid, dtype=u.dtype.name,
+                     x_dirs=x_dirs_of(case))
     return h, c
 
 
-def grad_shapes(shape, wc):
+def grad_shapes(shape, wc, x_dirs=1):
     L, B, R, K, D = shape
-    return {"du": shape, "dx": (L, B, D) if K == 3 else None, "dbias": (R, 2, D),
+    return {"du": shape, "dx": ((L, B, D) if x_dirs == 1 else (L, B, R, D)) if K == 3 else None, "dbias": (R, 2, D),
             "dwc": (R, 2, D) if wc else None, "dc0": (B, R, D)}
 
 
@@ -322,7 +342,7 @@ def emu_backward(emu, case, c, activation, scale_x, init=None, accum=None, want=
     """Runs the backward into fresh buffers: NaN-filled, or `init[k]` where given. Returns {name: array}."""
     shape, dtype = case["u"].shape, case["u"].dtype
     out = {}
-    for k, s in grad_shapes(shape, case["wc"] is not None).items():
+    for k, s in grad_shapes(shape, case["wc"] is not None, x_dirs_of(case)).items():
         if s is not None and k in want:
             out[k] = np.full(s, np.nan, dtype) if init is None else init[k].astype(dtype)
     accum = accum or {}
@@ -330,7 +350,7 @@ def emu_backward(emu, case, c, activation, scale_x, init=None, accum=None, want=
         *(addr(case[k]) for k in ("u", "x", "bias", "c0", "wc", "mask")), addr(c),
         addr(case["dh"] if dh else None), addr(case["dc"] if dc else None),
         *(addr(out.get(k)) for k in GRADS), shape=shape, activation=activation, scale_x=scale_x,
-        grid=grid, dtype=dtype.name, **{f"accum_{k}": bool(accum.get(k)) for k in GRADS})
+        grid=grid, dtype=dtype.name, x_dirs=x_dirs_of(case), **{f"accum_{k}": bool(accum.get(k)) for k in GRADS})
     return out
 
 
@@ -348,6 +368,23 @@ def test_emulated_kernels_match_reference(emu, cfg, dtype):
     assert set(g) == {k for k in GRADS if g_ref[k] is not None}
     for k in g:
         assert max_rel_err(g[k], g_ref[k]) <= TOLS[dtype], k
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("cfg", PER_DIRECTION_CASES, ids=str)
+def test_emulated_per_direction_skip_matches_reference(emu, cfg, dtype):
+    """x (L, B, 2, D): direction r reads x[:, :, r], and dx comes back per direction (no sum over them)."""
+    L, B, D, wc, ragged, act = cfg
+    case = as_dtype(make_case(L, B, 2, 3, D, wc=wc, ragged=ragged, seed=L + B, x_dirs=2), dtype)
+    h_ref, c_ref, g_ref = reference(case, act, 1.3)
+    h, c = emu_forward(emu, case, act, 1.3)
+    assert max_rel_err(h, h_ref) <= TOLS[dtype] and max_rel_err(c, c_ref) <= TOLS[dtype]
+    g = emu_backward(emu, case, c, act, 1.3)
+    assert g["dx"].shape == (L, B, 2, D)
+    for k in g:
+        assert max_rel_err(g[k], g_ref[k]) <= TOLS[dtype], k
+    shared = dict(case, x=case["x"][:, :, 0].copy())  # the same numbers read by both directions: not the same h
+    assert max_rel_err(emu_forward(emu, shared, act, 1.3)[0], h_ref) > 1e-3
 
 
 def test_emulated_float16_conversions_round_like_numpy(emu):
@@ -393,14 +430,15 @@ def test_emulated_padding_semantics(emu, R):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("mode", ["all", "mixed"])
-@pytest.mark.parametrize("B,R,K", [(3, 2, 3), (1, 1, 3), (1, 2, 4), (3, 1, 4)])
-def test_emulated_accumulate_flags(emu, B, R, K, mode, dtype):
-    """out = accum ? out + grad : grad, per output; every path (direct, scratch + reduction, dx sum)."""
-    case = as_dtype(make_case(5, B, R, K, 8, wc=True, ragged=True, seed=B + R + K), dtype)
+@pytest.mark.parametrize("B,R,K,x_dirs", [(3, 2, 3, 1), (1, 1, 3, 1), (1, 2, 4, 1), (3, 1, 4, 1), (3, 2, 3, 2)])
+def test_emulated_accumulate_flags(emu, B, R, K, x_dirs, mode, dtype):
+    """out = accum ? out + grad : grad, per output; every path (direct, scratch + reduction, dx sum, dx per
+    direction)."""
+    case = as_dtype(make_case(5, B, R, K, 8, wc=True, ragged=True, seed=B + R + K, x_dirs=x_dirs), dtype)
     _, _, g_ref = reference(case, "tanh", 1.0)
     _, c = emu_forward(emu, case, "tanh", 1.0)
     rng = np.random.default_rng(7)
-    shapes = grad_shapes(case["u"].shape, True)
+    shapes = grad_shapes(case["u"].shape, True, x_dirs)
     init = {k: rng.standard_normal(s).astype(dtype) for k, s in shapes.items() if s is not None}
     accum = {k: (mode == "all" or i % 2 == 0) for i, k in enumerate(GRADS)}
     g = emu_backward(emu, case, c, "tanh", 1.0, init=init, accum=accum)
@@ -461,20 +499,21 @@ def test_emulated_zero_length(emu):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_nnabla_adapter_on_emulated_kernels(emu, monkeypatch, dtype):
+@pytest.mark.parametrize("x_dirs", [1, 2])
+def test_nnabla_adapter_on_emulated_kernels(emu, monkeypatch, dtype, x_dirs):
     """function_forward / function_backward: pointers from NdArray.data_ptr in the context's storage type
-    (float16 under the `half` type config), propagate_down and accum."""
+    (float16 under the `half` type config), propagate_down and accum; x shared or per direction."""
     nn = pytest.importorskip("nnabla")
     monkeypatch.setattr(sru_cuda, "forward_ptrs", emu.forward_ptrs)
     monkeypatch.setattr(sru_cuda, "backward_ptrs", emu.backward_ptrs)
     L, B, R, K, D = 5, 3, 2, 3, 8
-    case = as_dtype(make_case(L, B, R, K, D, wc=True, ragged=True, seed=21), dtype)
+    case = as_dtype(make_case(L, B, R, K, D, wc=True, ragged=True, seed=21, x_dirs=x_dirs), dtype)
     h_ref, c_ref, g_ref = reference(case, "tanh", 1.0)
     ctx = nn.Context([{"float32": "cpu:float", "float16": "cpu:half"}[dtype]], "CpuCachedArray", "0")
     assert sru_cuda.context_dtype(ctx) == np.dtype(dtype)
     tol = TOLS[dtype]
-    fn = types.SimpleNamespace(ctx=ctx, dims=(L, B, R, K, D), activation="tanh", scale_x=1.0)
-    shapes = {"u": (L, B, R * K * D), "x": (L, B, D), "bias": (R, 2, D), "c0": (B, R * D),
+    fn = types.SimpleNamespace(ctx=ctx, dims=(L, B, R, K, D), activation="tanh", scale_x=1.0, x_dirs=x_dirs)
+    shapes = {"u": (L, B, R * K * D), "x": (L, B, x_dirs * D), "bias": (R, 2, D), "c0": (B, R * D),
               "weight_c": (R, 2, D), "mask": (L, B)}
     keys = {"u": "u", "x": "x", "bias": "bias", "c0": "c0", "weight_c": "wc", "mask": "mask"}
     inputs = {}
@@ -608,6 +647,23 @@ def test_cuda_kernels_match_reference(cp, cfg, dtype):
             assert g[k] is None, k
         else:
             assert g[k].dtype == np.dtype(dtype), k
+            assert max_rel_err(g[k].get(), g_ref[k]) <= TOLS[dtype], k
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("cfg", PER_DIRECTION_CASES, ids=str)
+def test_cuda_per_direction_skip_matches_reference(cp, cfg, dtype):
+    L, B, D, wc, ragged, act = cfg
+    case = as_dtype(make_case(L, B, 2, 3, D, wc=wc, ragged=ragged, seed=L + B, x_dirs=2), dtype)
+    h_ref, c_ref, g_ref = reference(case, act, 1.3)
+    a = to_gpu(cp, case)
+    h, c = sru_cuda.forward(a["u"], a["x"], a["bias"], a["c0"], a["wc"], a["mask"], act, 1.3)
+    assert max_rel_err(h.get(), h_ref) <= TOLS[dtype] and max_rel_err(c.get(), c_ref) <= TOLS[dtype]
+    g = sru_cuda.backward(a["u"], a["x"], a["bias"], a["c0"], a["wc"], a["mask"], c, a["dh"], a["dc"], act, 1.3)
+    assert g["dx"].shape == (L, B, 2, D)
+    for k in GRADS:
+        if g_ref[k] is not None:
             assert max_rel_err(g[k].get(), g_ref[k]) <= TOLS[dtype], k
 
 

@@ -135,11 +135,14 @@ def _backward_kernel(u, xsrc, rs, js, bias, wc, c0, mask, c, dh, dc, use_tanh, s
 
 
 def _prepare(u, x, wc, mask):
-    """Fill the optional inputs and build the skip-input source (see `_forward_kernel`)."""
+    """Fill the optional inputs and build the skip-input source (see `_forward_kernel`): u[..., 3, :], the
+    shared x (L, B, D) as (L, B, 1, 1, D), or the per-direction x (L, B, R, D) as (L, B, R, 1, D)."""
     L, B, R, K, D = u.shape
     dt = u.dtype
     if K == 4:
         xsrc, rs, js = u, 1, 3
+    elif x.ndim == 4:
+        xsrc, rs, js = np.ascontiguousarray(x).reshape(L, B, R, 1, D), 1, 0
     else:
         xsrc, rs, js = np.ascontiguousarray(x).reshape(L, B, 1, 1, D), 0, 0
     wc_ = np.zeros((R, 2, D), dt) if wc is None else wc
@@ -169,7 +172,8 @@ def previous_states(c, c0):
 def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0, out_du=None):
     """Fused backward; same contract and return value as `reference_backward`.
 
-    dx is the skip gradient summed over directions (a view, not a copy, when R == 1). The bias and v
+    dx is the skip gradient, x's shape: summed over directions for a shared x, per direction for an
+    (L, B, R, D) x (a view, not a copy, when R == 1 or per direction). The bias and v
     gradients are sums over (t, b) of du_f, du_r (and of du_f, du_r times c_prev), which are 0 at padding.
     """
     L, B, R, K, D = u.shape
@@ -184,7 +188,10 @@ def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0
                      du, dxs, dc0)
     dx = None
     if K == 3:
-        dx = dxs[:, :, 0, 0] if R == 1 else dxs[:, :, :, 0].sum(axis=2)
+        if x.ndim == 4:
+            dx = dxs[:, :, :, 0]
+        else:
+            dx = dxs[:, :, 0, 0] if R == 1 else dxs[:, :, :, 0].sum(axis=2)
     dgates = du[:, :, :, 1:3].reshape(L * B, R, 2, D)
     dwc = None
     if wc is not None:

@@ -4,7 +4,8 @@ The kernels follow the "SRU recurrence kernel contract" that `gan_sru.ops.sru.re
 (C-contiguous, time-major; L steps, B batch, R directions, K projections, D units per direction), in one of two
 storage types, float32 or float16 (`dtype`; the arithmetic is float32 in both):
 
-    u (L, B, R, K, D), x (L, B, D) (K == 3 only), bias (R, 2, D), c0 (B, R, D), wc (R, 2, D) or None,
+    u (L, B, R, K, D), x (L, B, D) or (L, B, R, D) (K == 3 only; `x_dirs` 1 or R: every direction reads the
+    one x, or direction r reads x[:, :, r]), bias (R, 2, D), c0 (B, R, D), wc (R, 2, D) or None,
     mask (L, B) or None (nonzero = valid step, right padding), h and c (L, B, R, D).
 
 Three levels, each built on the one below:
@@ -135,7 +136,7 @@ def _run(cupy, device_id, launches):
 
 
 def forward_ptrs(u, x, bias, c0, wc, mask, h, c, *, shape, activation="tanh", scale_x=1.0, device_id=None,
-                 dtype="float32"):
+                 dtype="float32", x_dirs=1):
     """Forward recurrence on raw device pointers (Python ints; 0 = null), launched on the null stream.
 
     Args:
@@ -147,28 +148,30 @@ def forward_ptrs(u, x, bias, c0, wc, mask, h, c, *, shape, activation="tanh", sc
         activation: "tanh" or "identity".  scale_x: factor on the skip input x'.
         device_id: CUDA device owning the buffers (None = CuPy's current device).
         dtype: the storage type of every buffer, "float32" or "float16".
+        x_dirs: 1, x is (L, B, D) and every direction reads it, or R, x is (L, B, R, D) and direction r
+            reads x[:, :, r].
     """
     cupy = _cupy()
     launches = forward_launches(u, x, bias, c0, wc, mask, h, c, shape=shape, activation=activation,
-                                scale_x=scale_x, dtype=dtype)
+                                scale_x=scale_x, dtype=dtype, x_dirs=x_dirs)
     _run(cupy, _device_id(cupy, device_id), launches)
 
 
 def backward_ptrs(u, x, bias, c0, wc, mask, c, dh, dc, du, dx, dbias, dwc, dc0, *, shape, activation="tanh",
                   scale_x=1.0, accum_du=False, accum_dx=False, accum_dbias=False, accum_dwc=False,
-                  accum_dc0=False, device_id=None, dtype="float32"):
+                  accum_dc0=False, device_id=None, dtype="float32", x_dirs=1):
     """Backward recurrence on raw device pointers (Python ints; 0 = null), launched on the null stream.
 
     Args:
         u, x, bias, c0, wc, mask: the forward's inputs (as in `forward_ptrs`).
         c: the forward's c output (L, B, R, D).
         dh, dc: gradients arriving at h and at c (L, B, R, D); 0 = zeros.
-        du (L, B, R, K, D), dx (L, B, D), dbias (R, 2, D), dwc (R, 2, D), dc0 (B, R, D): output addresses;
+        du (L, B, R, K, D), dx (x's shape), dbias (R, 2, D), dwc (R, 2, D), dc0 (B, R, D): output addresses;
             0 = that gradient is not wanted. dwc is the gradient of v even when wc = 0. dx with K == 4 is
             zero (x is not read).
         accum_*: add to the output (nnabla's `accum`) instead of overwriting it.
-        shape, activation, scale_x, device_id, dtype: as in `forward_ptrs`.
-    Scratch buffers (the per-direction dx for R == 2, the per-batch-row dbias/dwc partials) come from
+        shape, activation, scale_x, device_id, dtype, x_dirs: as in `forward_ptrs`.
+    Scratch buffers (the per-direction dx of a shared x for R == 2, the per-batch-row dbias/dwc partials) come from
     CuPy's memory pool and go back to it when the kernels are queued (stream-ordered reuse).
     """
     cupy = _cupy()
@@ -183,7 +186,7 @@ def backward_ptrs(u, x, bias, c0, wc, mask, c, dh, dc, du, dx, dbias, dwc, dc0, 
         launches = backward_launches(
             u, x, bias, c0, wc, mask, c, dh, dc, du, dx, dbias, dwc, dc0, shape=shape, activation=activation,
             scale_x=scale_x, accum_du=accum_du, accum_dx=accum_dx, accum_dbias=accum_dbias,
-            accum_dwc=accum_dwc, accum_dc0=accum_dc0, temp=temp, dtype=dtype)
+            accum_dwc=accum_dwc, accum_dc0=accum_dc0, temp=temp, dtype=dtype, x_dirs=x_dirs)
         _run(cupy, device_id, launches)
         del scratch[:]
 
@@ -214,15 +217,18 @@ def _as(cupy, a, dtype):
 
 
 def _inputs(cupy, u, x, bias, c0, wc, mask):
-    """C-contiguous copies (or the arrays themselves) in u's storage type, with their shapes checked."""
+    """C-contiguous copies (or the arrays themselves) in u's storage type, with their shapes checked, and
+    x_dirs (R for an (L, B, R, D) x, else 1)."""
     L, B, R, K, D = _shape_of(u)
     if K == 3 and x is None:
         raise SruArgumentError(f"x is None but u has K = 3 projections: expected x of shape {(L, B, D)}")
-    for name, a, s in (("x", x if K == 3 else None, (L, B, D)), ("bias", bias, (R, 2, D)),
-                       ("c0", c0, (B, R, D)), ("wc", wc, (R, 2, D)), ("mask", mask, (L, B))):
+    x_dirs = R if K == 3 and R > 1 and tuple(x.shape) == (L, B, R, D) else 1
+    for name, a, s in (("x", x if K == 3 else None, (L, B, D) if x_dirs == 1 else (L, B, R, D)),
+                       ("bias", bias, (R, 2, D)), ("c0", c0, (B, R, D)), ("wc", wc, (R, 2, D)),
+                       ("mask", mask, (L, B))):
         _expect(name, a, s)
     dtype = _storage(u)
-    return (L, B, R, K, D), [_as(cupy, a, dtype) for a in (u, x if K == 3 else None, bias, c0, wc, mask)]
+    return (L, B, R, K, D), [_as(cupy, a, dtype) for a in (u, x if K == 3 else None, bias, c0, wc, mask)], x_dirs
 
 
 def _addr(a):
@@ -234,37 +240,38 @@ def forward(u, x, bias, c0, wc=None, mask=None, activation="tanh", scale_x=1.0):
     when u is float16 (the float16 kernels: every input is read as float16), else float32."""
     cupy = _cupy()
     with cupy.cuda.Device(u.device.id), cupy.cuda.Stream.null:
-        shape, a = _inputs(cupy, u, x, bias, c0, wc, mask)
+        shape, a, x_dirs = _inputs(cupy, u, x, bias, c0, wc, mask)
         L, B, R, _, D = shape
         dtype = _storage(u)
         h = cupy.empty((L, B, R, D), dtype=dtype)
         c = cupy.empty((L, B, R, D), dtype=dtype)
         forward_ptrs(*(_addr(v) for v in a), h.data.ptr, c.data.ptr, shape=shape, activation=activation,
-                     scale_x=scale_x, device_id=u.device.id, dtype=dtype)
+                     scale_x=scale_x, device_id=u.device.id, dtype=dtype, x_dirs=x_dirs)
     return h, c
 
 
 def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0):
     """`reference_backward` on the GPU. dh, dc (L, B, R, D) may be None (zeros).
 
-    Returns dict(du (L,B,R,K,D), dx (L,B,D) or None (K == 4), dbias (R,2,D), dwc (R,2,D) or None (wc None),
+    Returns dict(du (L,B,R,K,D), dx (x's shape) or None (K == 4), dbias (R,2,D), dwc (R,2,D) or None (wc None),
     dc0 (B,R,D)): CuPy arrays, float16 when u is float16, else float32.
     """
     cupy = _cupy()
     with cupy.cuda.Device(u.device.id), cupy.cuda.Stream.null:
-        shape, a = _inputs(cupy, u, x, bias, c0, wc, mask)
+        shape, a, x_dirs = _inputs(cupy, u, x, bias, c0, wc, mask)
         L, B, R, K, D = shape
         dtype = _storage(u)
         state = []
         for name, v in (("c", c), ("dh", dh), ("dc", dc)):
             _expect(name, v, (L, B, R, D))
             state.append(_as(cupy, v, dtype))
-        g = {"du": cupy.empty((L, B, R, K, D), dtype), "dx": cupy.empty((L, B, D), dtype) if K == 3 else None,
+        g = {"du": cupy.empty((L, B, R, K, D), dtype), "dx": cupy.empty(x.shape, dtype) if K == 3 else None,
              "dbias": cupy.empty((R, 2, D), dtype), "dwc": None if wc is None else cupy.empty((R, 2, D), dtype),
              "dc0": cupy.empty((B, R, D), dtype)}
         backward_ptrs(*(_addr(v) for v in a), *(_addr(v) for v in state),
                       *(_addr(g[k]) for k in ("du", "dx", "dbias", "dwc", "dc0")),
-                      shape=shape, activation=activation, scale_x=scale_x, device_id=u.device.id, dtype=dtype)
+                      shape=shape, activation=activation, scale_x=scale_x, device_id=u.device.id, dtype=dtype,
+                      x_dirs=x_dirs)
     return g
 
 
@@ -281,7 +288,7 @@ def context_dtype(ctx):
 
 def function_forward(fn, inputs, outputs):
     """SRURecurrence.forward_impl on CUDA. `inputs`: {name: nn.Variable} with names u, x (K == 3), bias, c0,
-    weight_c, mask (the optional ones may be absent); `fn` carries dims (L, B, R, K, D), activation,
+    weight_c, mask (the optional ones may be absent); `fn` carries dims (L, B, R, K, D), x_dirs, activation,
     scale_x and ctx. Writes outputs[0] (h) and outputs[1] (c), both (L, B, R*D)."""
     ctx = fn.ctx
     dtype = context_dtype(ctx)
@@ -293,7 +300,7 @@ def function_forward(fn, inputs, outputs):
     c = outputs[1].data.data_ptr(dtype, ctx, True)
     forward_ptrs(data("u"), data("x"), data("bias"), data("c0"), data("weight_c"), data("mask"), h, c,
                  shape=fn.dims, activation=fn.activation, scale_x=fn.scale_x, device_id=int(ctx.device_id),
-                 dtype=np.dtype(dtype).name)
+                 dtype=np.dtype(dtype).name, x_dirs=fn.x_dirs)
 
 
 def function_backward(fn, inputs, outputs, propagate_down, accum):
@@ -320,4 +327,4 @@ def function_backward(fn, inputs, outputs, propagate_down, accum):
         grad("u"), grad("x"), grad("bias"), grad("weight_c"), grad("c0"),
         shape=fn.dims, activation=fn.activation, scale_x=fn.scale_x,
         accum_du=acc("u"), accum_dx=acc("x"), accum_dbias=acc("bias"), accum_dwc=acc("weight_c"),
-        accum_dc0=acc("c0"), device_id=int(ctx.device_id), dtype=np.dtype(dtype).name)
+        accum_dc0=acc("c0"), device_id=int(ctx.device_id), dtype=np.dtype(dtype).name, x_dirs=fn.x_dirs)

@@ -32,7 +32,8 @@ IMPLS = ("auto", "fused", "ref")
 class SRURecurrence(PythonFunction):
     """Fused SRU recurrence. Inputs: u, [x if K == 3], bias, c0, [weight_c], [mask].
 
-    Shapes: u (L, B, R*K*D), x (L, B, D), bias (R, 2, D), c0 (B, R*D), weight_c (R, 2, D), mask (L, B).
+    Shapes: u (L, B, R*K*D), x (L, B, D) (both directions read it) or (L, B, R*D) (direction r reads its
+    r-th D columns), bias (R, 2, D), c0 (B, R*D), weight_c (R, 2, D), mask (L, B).
     Outputs: h (L, B, R*D) and c (L, B, R*D), the cell state at every step. Backward recomputes the gates
     from u and the saved c, so it needs the inputs' data and the c output's data, never h's.
     """
@@ -67,8 +68,12 @@ class SRURecurrence(PythonFunction):
             raise ValueError(f"u has {cols} columns; expected R*K*D = {self.R}*{self.K}*{D}")
         if tuple(v["c0"].shape) != (B, R * D):
             raise ValueError(f"c0 has shape {v['c0'].shape}; expected {(B, R * D)}")
-        if "x" in v and tuple(v["x"].shape) != (L, B, D):
-            raise ValueError(f"x has shape {v['x'].shape}; expected {(L, B, D)}")
+        self.x_dirs = 1
+        if "x" in v:
+            if tuple(v["x"].shape) == (L, B, R * D) and R > 1:
+                self.x_dirs = R
+            elif tuple(v["x"].shape) != (L, B, D):
+                raise ValueError(f"x has shape {v['x'].shape}; expected {(L, B, D)} or {(L, B, R * D)}")
         if "mask" in v and tuple(v["mask"].shape) != (L, B):
             raise ValueError(f"mask has shape {v['mask'].shape}; expected {(L, B)}")
         outputs[0].reset_shape((L, B, R * D), True)
@@ -76,7 +81,8 @@ class SRURecurrence(PythonFunction):
 
     def _shapes(self):
         L, B, R, K, D = self.dims
-        return dict(u=(L, B, R, K, D), x=(L, B, D), bias=(R, 2, D), c0=(B, R, D),
+        x = (L, B, D) if self.x_dirs == 1 else (L, B, R, D)
+        return dict(u=(L, B, R, K, D), x=x, bias=(R, 2, D), c0=(B, R, D),
                     weight_c=(R, 2, D), mask=(L, B), state=(L, B, R, D))
 
     def forward_impl(self, inputs, outputs):
@@ -137,7 +143,7 @@ def _recurrence_ref(u, x, bias, c0, weight_c, mask, activation, R, K, D, scale_x
     L, B = u.shape[:2]
     u5 = F.reshape(u, (L, B, R, K, D))
     u_t = F.split(u5, axis=0) if L > 1 else (F.reshape(u5, (B, R, K, D)),)
-    x_t = (F.split(x, axis=0) if L > 1 else (F.reshape(x, (B, D)),)) if K == 3 else None
+    x_t = (F.split(x, axis=0) if L > 1 else (F.reshape(x, (B, x.shape[2])),)) if K == 3 else None
     m_t = None
     if mask is not None:
         m_t = F.split(F.reshape(mask, (L, B, 1)), axis=0) if L > 1 else (F.reshape(mask, (B, 1)),)
@@ -158,7 +164,13 @@ def _recurrence_ref(u, x, bias, c0, weight_c, mask, activation, R, K, D, scale_x
             f, rr = F.sigmoid(pre_f), F.sigmoid(pre_r)
             c_new = f * (c_prev - z) + z
             g = F.tanh(c_new) if activation == "tanh" else c_new
-            xs = (_take(ur, 1, 3) if K == 4 else x_t[t]) * scale_x
+            if K == 4:
+                xs = _take(ur, 1, 3)
+            elif x.shape[2] == D:
+                xs = x_t[t]
+            else:  # (L, B, R*D): direction r reads its own D columns
+                xs = F.slice(x_t[t], start=(0, r * D), stop=(B, (r + 1) * D))
+            xs = xs * scale_x
             h_new = rr * (g - xs) + xs
             if m_t is not None:
                 m = m_t[t]
@@ -188,7 +200,8 @@ def sru_recurrence(u, x, bias, c0, weight_c=None, mask=None, activation="tanh", 
 
     Args:
         u (nn.Variable): (L, B, R*K*D) projections, column order (direction, projection, unit).
-        x (nn.Variable or None): (L, B, D) skip input when K == 3; None when u carries it (K == 4).
+        x (nn.Variable or None): the skip input when K == 3, (L, B, D) read by every direction or, with
+            bidirectional, (L, B, R*D) whose r-th D columns direction r reads; None when u carries it (K == 4).
         bias (nn.Variable): (R, 2, D) forget and reset gate biases.
         c0 (nn.Variable): (B, R*D) initial cell state.
         weight_c (nn.Variable or None): (R, 2, D) the 2018 form's v_f, v_r; None for the 2017 form.
@@ -210,6 +223,10 @@ def sru_recurrence(u, x, bias, c0, weight_c=None, mask=None, activation="tanh", 
         raise ValueError(f"bias must have shape ({R}, 2, D), got {bias.shape}")
     D = bias.shape[2]
     K = 3 if x is not None else 4
+    L, B = u.shape[:2]
+    if x is not None and tuple(x.shape) not in ((L, B, D), (L, B, R * D)):
+        raise ValueError(f"x must have shape {(L, B, D)}" + (f" or {(L, B, R * D)}" if R > 1 else "")
+                         + f" (the skip input of u's L and B and D = {D} units), got {tuple(x.shape)}")
     if impl == "ref":
         h, c = _recurrence_ref(u, x, bias, c0, weight_c, mask, activation, R, K, D, scale_x)
     else:
@@ -224,7 +241,7 @@ def sru_recurrence(u, x, bias, c0, weight_c=None, mask=None, activation="tanh", 
 
 def sru(x, hidden_size, num_layers=2, bidirectional=False, dropout=0.0, highway_bias=0.0, rescale=True,
         weight_c=False, projection_size=0, layer_norm=False, activation="tanh", c0=None, mask=None,
-        impl="auto", train=True, name="sru"):
+        impl="auto", train=True, name="sru", identity_skip=False):
     """A stack of SRU layers, parameters created under `nn.parameter_scope(name)`.
 
     Args:
@@ -244,6 +261,10 @@ def sru(x, hidden_size, num_layers=2, bidirectional=False, dropout=0.0, highway_
         c0 (nn.Variable or None): (num_layers, B, R*D) initial states; zeros when None.
         mask (nn.Variable or None): (L, B), 1 valid, 0 right padding.
         impl (str): "auto", "fused" or "ref" (plain nnabla ops for the recurrence and the matmul).
+        identity_skip (bool): with bidirectional, a layer whose input is R*D wide (every layer after the
+            first) takes its skip input x' from that input, direction r its r-th half, as the official SRU
+            does, instead of from a fourth projection: its weight W is 3/4 as wide. A layer whose input is D
+            wide always uses the identity skip, one whose input has another width always the projection.
 
     Returns:
         h (L, B, R*D): the last layer's output (0 at padded steps).
@@ -258,7 +279,7 @@ def sru(x, hidden_size, num_layers=2, bidirectional=False, dropout=0.0, highway_
         for layer in range(num_layers):
             with nn.parameter_scope(f"layer{layer}"):
                 width = h.shape[2]
-                K = 3 if width == D else 4
+                K = 3 if width == D or (identity_skip and bidirectional and width == R * D) else 4
                 inp = h
                 if layer_norm:
                     inp = PF.layer_normalization(inp, batch_axis=(0, 1))

@@ -3,7 +3,9 @@
 Layouts (time-major, C-contiguous; L steps, B batch, R directions, K projections, D units per direction):
 
     u    (L, B, R, K, D)   j = 0: z, 1: f pre-activation, 2: r pre-activation, 3: x' (K == 4 only)
-    x    (L, B, D)         skip input, used when K == 3 (the same x feeds both directions)
+    x    (L, B, D)         skip input, used when K == 3: the same x feeds both directions,
+         | (L, B, R, D)    or direction r reads x[:, :, r] (the official SRU's bidirectional layer whose
+                           input, R*D wide, is the layer below's output)
     bias (R, 2, D)         b_f, b_r
     wc   (R, 2, D) | None  v_f, v_r (the 2018 form; None is the 2017 form)
     c0   (B, R, D)
@@ -28,7 +30,9 @@ def _steps(L, r):
 
 
 def _skip(u, x, K, scale_x, t, r):
-    return scale_x * (u[t, :, r, 3] if K == 4 else x[t])
+    if K == 4:
+        return scale_x * u[t, :, r, 3]
+    return scale_x * (x[t] if x.ndim == 3 else x[t, :, r])
 
 
 def reference_forward(u, x, bias, c0, wc=None, mask=None, activation="tanh", scale_x=1.0):
@@ -60,14 +64,14 @@ def reference_forward(u, x, bias, c0, wc=None, mask=None, activation="tanh", sca
 def reference_backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0):
     """Gradients of the recurrence given dh and dc, both (L, B, R, D) (None = zeros).
 
-    Returns dict(du (L,B,R,K,D), dx (L,B,D) or None, dbias (R,2,D), dwc (R,2,D) or None, dc0 (B,R,D)).
+    Returns dict(du (L,B,R,K,D), dx (x's shape) or None, dbias (R,2,D), dwc (R,2,D) or None, dc0 (B,R,D)).
     """
     L, B, R, K, D = u.shape
     dt = u.dtype
     dh = np.zeros((L, B, R, D), dt) if dh is None else dh
     dc = np.zeros((L, B, R, D), dt) if dc is None else dc
     du = np.zeros_like(u)
-    dx = np.zeros((L, B, D), dt) if K == 3 else None
+    dx = np.zeros(x.shape, dt) if K == 3 else None
     dbias = np.zeros((R, 2, D), dt)
     dwc = None if wc is None else np.zeros((R, 2, D), dt)
     dc0 = np.zeros((B, R, D), dt)
@@ -100,8 +104,10 @@ def reference_backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", s
             du[t, :, r, 2] = drr
             if K == 4:
                 du[t, :, r, 3] = dxs
-            else:
+            elif x.ndim == 3:
                 dx[t] += dxs
+            else:
+                dx[t, :, r] += dxs
             dbias[r, 0] += df.sum(0)
             dbias[r, 1] += drr.sum(0)
             if wc is not None:

@@ -11,7 +11,8 @@
 // implements in NumPy. Layouts (C-contiguous, time-major, d innermost):
 //
 //   u    (L, B, R, K, D)   j = 0: z, 1: f pre-activation, 2: r pre-activation, 3: x' (K == 4 only)
-//   x    (L, B, D)         skip input (K == 3 only; both directions read the same x)
+//   x    (L, B, X, D)      skip input (K == 3 only), X = x_dirs: 1, both directions read the same x, or R,
+//                          direction r reads x[:, :, r] (the official SRU's bidirectional layer on an R*D input)
 //   bias (R, 2, D)         b_f, b_r            wc (R, 2, D) or null: v_f, v_r (null = 0)
 //   c0   (B, R, D) or null (null = zeros)      mask (L, B) or null: nonzero = valid step
 //   h, c (L, B, R, D)
@@ -128,7 +129,8 @@ struct SruColumn {
     long long br;               // b * R + r
     float b_f, b_r, v_f, v_r;   // v = 0 when wc is null
     const T* up;                // this column of u at t = 0
-    const T* xp;                // this column of x' at t = 0: u[..., 3, :] when K == 4, else x
+    const T* xp;                // this column of x' at t = 0: u[..., 3, :] when K == 4, else x (its r-th part
+                                // when x_dirs == R)
     long long x_step;           // x' stride between steps
 };
 
@@ -136,7 +138,7 @@ template <typename T>
 __device__ __forceinline__ SruColumn<T> sru_column(const long long col, const T* __restrict__ u,
                                                    const T* __restrict__ x, const T* __restrict__ bias,
                                                    const T* __restrict__ wc, const int B, const int R,
-                                                   const int K, const int D)
+                                                   const int K, const int D, const int x_dirs)
 {
     SruColumn<T> q;
     q.d = (int)(col % D);
@@ -148,8 +150,8 @@ __device__ __forceinline__ SruColumn<T> sru_column(const long long col, const T*
     q.v_f = wc ? sru_ld(wc + (2 * q.r) * D + q.d) : 0.0f;
     q.v_r = wc ? sru_ld(wc + (2 * q.r + 1) * D + q.d) : 0.0f;
     q.up = u + q.br * K * D + q.d;
-    q.xp = (K == 4) ? q.up + 3 * D : x + (long long)q.b * D + q.d;
-    q.x_step = (K == 4) ? (long long)B * R * D * K : (long long)B * D;
+    q.xp = (K == 4) ? q.up + 3 * D : x + ((long long)q.b * x_dirs + (x_dirs > 1 ? q.r : 0)) * D + q.d;
+    q.x_step = (K == 4) ? (long long)B * R * D * K : (long long)B * x_dirs * D;
     return q;
 }
 
@@ -208,14 +210,14 @@ __device__ __forceinline__ void sru_fwd_impl(const T* __restrict__ u, const T* _
                                              const T* __restrict__ c0, const T* __restrict__ mask,
                                              T* __restrict__ h, T* __restrict__ c,
                                              const int L, const int B, const int R, const int K, const int D,
-                                             const int activation, const float scale_x)
+                                             const int activation, const float scale_x, const int x_dirs)
 {
     const long long cols = (long long)B * R * D;  // also the stride of h and c between steps
     const long long u_step = cols * K;
     const long long grid_stride = (long long)gridDim.x * blockDim.x;
     const int P = SRU_PREFETCH_FWD;
     for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < cols; col += grid_stride) {
-        const SruColumn<T> q = sru_column(col, u, x, bias, wc, B, R, K, D);
+        const SruColumn<T> q = sru_column(col, u, x, bias, wc, B, R, K, D, x_dirs);
         const float b_f = q.b_f, b_r = q.b_r, v_f = q.v_f, v_r = q.v_r;
         float c_prev = c0 ? sru_ld(c0 + col) : 0.0f;
         const int dt = (q.r == 0) ? 1 : -1;
@@ -264,7 +266,7 @@ __device__ __forceinline__ void sru_fwd_impl(const T* __restrict__ u, const T* _
 // Gradients of the recurrence. Inputs as sru_fwd plus c (the forward's c), dh and dc (L, B, R, D; null =
 // zeros). Outputs (each null = not wanted, each with its accumulate flag):
 //   du         (L, B, R, K, D)  (du[..., 3, :] = d x' when K == 4)
-//   dxs        (L, B, R, D)     d x per direction (K == 3 only; for R == 1 this is dx itself)
+//   dxs        (L, B, R, D)     d x per direction (K == 3 only; for R == 1 or x_dirs == R this is dx itself)
 //   dbias_part (B, R, 2, D)     per-batch-row partial sums, float32 (for B == 1 in float32 this is dbias)
 //   dwc_part   (B, R, 2, D)     per-batch-row partial sums of the v gradients (computed even when wc is null)
 //   dc0        (B, R, D)
@@ -276,14 +278,14 @@ __device__ __forceinline__ void sru_bwd_impl(
     const T* __restrict__ dc, T* __restrict__ du, T* __restrict__ dxs, float* __restrict__ dbias_part,
     float* __restrict__ dwc_part, T* __restrict__ dc0, const int L, const int B, const int R, const int K,
     const int D, const int activation, const float scale_x, const int accum_du, const int accum_dxs,
-    const int accum_dbias, const int accum_dwc, const int accum_dc0)
+    const int accum_dbias, const int accum_dwc, const int accum_dc0, const int x_dirs)
 {
     const long long cols = (long long)B * R * D;
     const long long u_step = cols * K;
     const long long grid_stride = (long long)gridDim.x * blockDim.x;
     const int P = SRU_PREFETCH_BWD;
     for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < cols; col += grid_stride) {
-        const SruColumn<T> q = sru_column(col, u, x, bias, wc, B, R, K, D);
+        const SruColumn<T> q = sru_column(col, u, x, bias, wc, B, R, K, D, x_dirs);
         const float b_f = q.b_f, b_r = q.b_r, v_f = q.v_f, v_r = q.v_r;
         const T zero = T(0);  // the storage type's 0 (float16: the bits 0)
         const T* c0p = c0 ? c0 + col : 0;
@@ -414,9 +416,9 @@ extern "C" __global__ void __launch_bounds__(SRU_BLOCK)                         
 sru_fwd##SUFFIX(const T* __restrict__ u, const T* __restrict__ x, const T* __restrict__ bias,                \
                 const T* __restrict__ wc, const T* __restrict__ c0, const T* __restrict__ mask,             \
                 T* __restrict__ h, T* __restrict__ c, const int L, const int B, const int R, const int K,   \
-                const int D, const int activation, const float scale_x)                                     \
+                const int D, const int activation, const float scale_x, const int x_dirs)                   \
 {                                                                                                             \
-    sru_fwd_impl(u, x, bias, wc, c0, mask, h, c, L, B, R, K, D, activation, scale_x);                         \
+    sru_fwd_impl(u, x, bias, wc, c0, mask, h, c, L, B, R, K, D, activation, scale_x, x_dirs);                 \
 }                                                                                                             \
 extern "C" __global__ void __launch_bounds__(SRU_BLOCK)                                                       \
 sru_bwd##SUFFIX(const T* __restrict__ u, const T* __restrict__ x, const T* __restrict__ bias,                \
@@ -425,10 +427,11 @@ sru_bwd##SUFFIX(const T* __restrict__ u, const T* __restrict__ x, const T* __res
                 T* __restrict__ du, T* __restrict__ dxs, float* __restrict__ dbias_part,                    \
                 float* __restrict__ dwc_part, T* __restrict__ dc0, const int L, const int B, const int R,   \
                 const int K, const int D, const int activation, const float scale_x, const int accum_du,    \
-                const int accum_dxs, const int accum_dbias, const int accum_dwc, const int accum_dc0)       \
+                const int accum_dxs, const int accum_dbias, const int accum_dwc, const int accum_dc0,       \
+                const int x_dirs)                                                                           \
 {                                                                                                             \
     sru_bwd_impl(u, x, bias, wc, c0, mask, c, dh, dc, du, dxs, dbias_part, dwc_part, dc0, L, B, R, K, D,      \
-                 activation, scale_x, accum_du, accum_dxs, accum_dbias, accum_dwc, accum_dc0);                \
+                 activation, scale_x, accum_du, accum_dxs, accum_dbias, accum_dwc, accum_dc0, x_dirs);        \
 }                                                                                                             \
 extern "C" __global__ void __launch_bounds__(SRU_BLOCK)                                                       \
 sru_reduce_batch##SUFFIX(const float* __restrict__ part, T* __restrict__ out, const int B, const int n,      \
