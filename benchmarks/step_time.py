@@ -1,7 +1,13 @@
-"""A training step's time in two or more checkouts of this repository, side by side: what a code change saves.
+"""A training step's time in two or more checkouts of this repository, or under two or more sets of config
+overrides, side by side: what a code change or an option saves.
 
     .venv/bin/python benchmarks/step_time.py --trees OLD_CHECKOUT,. [--configs wide,long64] [--steps 40]
         [--rounds 3] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/step_time.py --trees . --variant "" --variant train.r1_stride=4 \
+        --variant train.r1_stride=4,model.discriminator.identity_skip=true
+
+Each (tree, variant) pair is one contender, the first the baseline; a variant is comma-separated KEY=VALUE
+overrides on top of --set ("" for none).
 
 For each config, each tree trains `--steps` steps of `GanSteps` (solver updates, the batch and noise
 drawing included; after 5 warm-up steps) in a process of its own, started with that tree first on
@@ -71,6 +77,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trees", required=True, help="comma-separated checkouts of this repository (the first "
                                                         "is the baseline)")
+    parser.add_argument("--variant", action="append", default=None, metavar="KEY=VALUE[,KEY=VALUE...]",
+                        help="a set of overrides to compare (repeat it; \"\" for none); default: one, empty")
     parser.add_argument("--configs", default="wide")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
@@ -81,28 +89,32 @@ def main():
     for tree in trees:
         if not os.path.isfile(os.path.join(tree, "gan_sru", "__init__.py")):
             raise SystemExit(f"--trees: {tree} is not a checkout of this repository (no gan_sru/__init__.py)")
-    if len(trees) < 2:
-        raise SystemExit("--trees: give at least two checkouts, the baseline first")
+    variants = [[kv.strip() for kv in v.split(",") if kv.strip()] for v in (args.variant or [""])]
+    pairs = [(t, tuple(v)) for t in trees for v in variants]
+    if len(pairs) < 2:
+        raise SystemExit("--trees / --variant: give at least two checkouts or two variants, the baseline first")
     commits = {t: commit_of(t) for t in trees}
-    print(f"CPU: {cpu_name()}; {args.steps} steps x {args.rounds} rounds per tree, the trees in turn; medians")
+    print(f"CPU: {cpu_name()}; {args.steps} steps x {args.rounds} rounds per contender, in turn; medians")
     rows = []
     for name in args.configs.split(","):
-        seconds = {t: [] for t in trees}
+        seconds = {p: [] for p in pairs}
         for r in range(args.rounds):
-            for t in trees:
-                seconds[t] += time_tree(t, os.path.join(t, "configs", f"{name}.yaml"), args.steps, args.set)
-                print(f"  {name} round {r + 1}: {t} {1e3 * np.median(seconds[t]):.1f} ms", flush=True)
-        base = float(np.median(seconds[trees[0]]))
-        for t in trees:
-            ms = float(np.median(seconds[t]))
-            rows.append(dict(config=name, tree=t, commit=commits[t], median_ms=round(1e3 * ms, 1),
-                             p10_ms=round(1e3 * float(np.percentile(seconds[t], 10)), 1),
-                             p90_ms=round(1e3 * float(np.percentile(seconds[t], 90)), 1),
+            for t, v in pairs:
+                seconds[t, v] += time_tree(t, os.path.join(t, "configs", f"{name}.yaml"), args.steps,
+                                           args.set + list(v))
+                print(f"  {name} round {r + 1}: {t} {','.join(v)} {1e3 * np.median(seconds[t, v]):.1f} ms",
+                      flush=True)
+        base = float(np.median(seconds[pairs[0]]))
+        for t, v in pairs:
+            ms = float(np.median(seconds[t, v]))
+            rows.append(dict(config=name, tree=t, commit=commits[t], sets=list(v), median_ms=round(1e3 * ms, 1),
+                             p10_ms=round(1e3 * float(np.percentile(seconds[t, v], 10)), 1),
+                             p90_ms=round(1e3 * float(np.percentile(seconds[t, v], 90)), 1),
                              speedup=round(base / ms, 3)))
-    print(f"{'config':<8} {'commit':<34} {'median ms':>9} {'p10-p90 ms':>13} {'speed-up':>8}")
+    print(f"{'config':<8} {'commit':<34} {'median ms':>9} {'p10-p90 ms':>13} {'speed-up':>8}  overrides")
     for row in rows:
         print(f"{row['config']:<8} {row['commit']:<34} {row['median_ms']:>9.1f} "
-              f"{row['p10_ms']:>6.1f}-{row['p90_ms']:<6.1f} {row['speedup']:>8.2f}")
+              f"{row['p10_ms']:>6.1f}-{row['p90_ms']:<6.1f} {row['speedup']:>8.2f}  {','.join(row['sets']) or '-'}")
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "step_time.json"), "w") as f:
         json.dump({"cpu": cpu_name(), "steps": args.steps, "rounds": args.rounds, "sets": args.set,

@@ -337,7 +337,8 @@ def test_recurrence_refuses_bad_shapes():
     with pytest.raises(ValueError, match=r"bias must have shape \(2, 2, D\)"):
         sru_recurrence(nn.Variable((3, 2, 24)), nn.Variable((3, 2, 4)), nn.Variable((1, 2, 4)),
                        nn.Variable((2, 8)), bidirectional=True)
-    for x, bi, want in (((3, 2, 8), False, r"\(3, 2, 4\) \(the skip"), ((3, 2, 6), True, r"\(3, 2, 4\) or \(3, 2, 8\)")):
+    for x, bi, want in (((3, 2, 8), False, r"\(3, 2, 4\) \(the skip"),
+                        ((3, 2, 6), True, r"\(3, 2, 4\) or \(3, 2, 8\)")):
         with pytest.raises(ValueError, match=rf"x must have shape {want}.*got \({x[0]}, {x[1]}, {x[2]}\)"):
             sru_recurrence(nn.Variable((3, 2, 12 * (2 if bi else 1))), nn.Variable(x),
                            nn.Variable((2 if bi else 1, 2, 4)), nn.Variable((2, 8 if bi else 4)), bidirectional=bi)

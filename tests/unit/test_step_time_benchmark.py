@@ -35,5 +35,22 @@ def test_a_folder_that_is_not_a_checkout_is_refused_by_name(tmp_path, monkeypatc
     with pytest.raises(SystemExit, match=rf"{tmp_path} is not a checkout of this repository"):
         step_time.main()
     monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", REPO])
-    with pytest.raises(SystemExit, match="at least two checkouts"):
+    with pytest.raises(SystemExit, match="at least two checkouts or two variants"):
+        step_time.main()
+
+
+def test_variants_of_one_tree_are_timed_with_their_overrides(tmp_path, monkeypatch, capsys):
+    """--variant: one tree under two sets of overrides; a bad override is the child's error, named."""
+    out = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", REPO, "--configs", "sines", "--steps", "2",
+                                      "--rounds", "1", "--out", str(out), "--variant", "",
+                                      "--variant", "train.r1_gamma=1,train.r1_stride=2"])
+    step_time.main()
+    doc = json.loads((out / "step_time.json").read_text())
+    assert [r["sets"] for r in doc["rows"]] == [[], ["train.r1_gamma=1", "train.r1_stride=2"]]
+    assert capsys.readouterr().out.rstrip().endswith("train.r1_gamma=1,train.r1_stride=2")
+    monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", REPO, "--configs", "sines", "--steps", "2",
+                                      "--rounds", "1", "--out", str(out), "--variant", "", "--variant",
+                                      "train.r1_stride=0"])
+    with pytest.raises(SystemExit, match="train.r1_stride"):
         step_time.main()
