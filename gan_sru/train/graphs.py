@@ -125,8 +125,8 @@ class StepGraph:
             self.g_loss = self.g_loss + weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width)
         # train.r1_gamma: the direction u (L, B, C), fed per step, and the penalty. With train.r1_every k > 1
         # (lazy regularisation) d_loss carries it with weight k x gamma and d_loss_lazy, D's loss at the other
-        # steps, does not (GanSteps.d_step picks one)
-        # With train.r1_stride k the penalty takes every k-th sequence of the batch (sequences 0, k, 2k, ...)
+        # steps, does not (GanSteps.d_step picks one). With train.r1_stride k the penalty takes every k-th
+        # sequence of the batch (sequences 0, k, 2k, ...): its pass of D runs on B/k sequences
         self.d_perturb = self.r1 = self.d_loss_lazy = None
         self.r1_stride = cfg["train"]["r1_stride"]
         if cfg["train"]["r1_gamma"] > 0:
@@ -156,8 +156,8 @@ class StepGraph:
         self.mask.d = batch.mask
         for k, v in noise.items():
             if k == PERTURB:
-                k = self.r1_stride  # padded steps stay unperturbed
-                self.d_perturb.d = v[:, ::k] * batch.mask[:, ::k, None]
+                s = self.r1_stride  # the penalty's sequences; padded steps stay unperturbed
+                self.d_perturb.d = v[:, ::s] * batch.mask[:, ::s, None]
             else:
                 self.noise[k].d = v
         if self.attrs is not None:

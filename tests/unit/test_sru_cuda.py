@@ -118,6 +118,13 @@ PER_DIRECTION_CASES = [(6, 4, 8, True, False, "tanh"), (6, 4, 8, False, True, "i
                        (1, 3, 5, True, True, "tanh"), (7, 5, 20, True, True, "tanh")]
 
 
+def per_direction_case(cfg, dtype):
+    """(case, activation, the reference's (h, c, grads) with scale_x 1.3) of a PER_DIRECTION_CASES entry."""
+    L, B, D, wc, ragged, act = cfg
+    case = as_dtype(make_case(L, B, 2, 3, D, wc=wc, ragged=ragged, seed=L + B, x_dirs=2), dtype)
+    return case, act, reference(case, act, 1.3)
+
+
 def case_id(c):
     L, B, R, K, D, wc, ragged, act, s = c
     return f"L{L}B{B}R{R}K{K}D{D}-{'wc' if wc else 'nowc'}-{'ragged' if ragged else 'full'}-{act}-s{s}"
@@ -374,9 +381,8 @@ def test_emulated_kernels_match_reference(emu, cfg, dtype):
 @pytest.mark.parametrize("cfg", PER_DIRECTION_CASES, ids=str)
 def test_emulated_per_direction_skip_matches_reference(emu, cfg, dtype):
     """x (L, B, 2, D): direction r reads x[:, :, r], and dx comes back per direction (no sum over them)."""
-    L, B, D, wc, ragged, act = cfg
-    case = as_dtype(make_case(L, B, 2, 3, D, wc=wc, ragged=ragged, seed=L + B, x_dirs=2), dtype)
-    h_ref, c_ref, g_ref = reference(case, act, 1.3)
+    case, act, (h_ref, c_ref, g_ref) = per_direction_case(cfg, dtype)
+    L, B, D = cfg[:3]
     h, c = emu_forward(emu, case, act, 1.3)
     assert max_rel_err(h, h_ref) <= TOLS[dtype] and max_rel_err(c, c_ref) <= TOLS[dtype]
     g = emu_backward(emu, case, c, act, 1.3)
@@ -654,9 +660,8 @@ def test_cuda_kernels_match_reference(cp, cfg, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("cfg", PER_DIRECTION_CASES, ids=str)
 def test_cuda_per_direction_skip_matches_reference(cp, cfg, dtype):
-    L, B, D, wc, ragged, act = cfg
-    case = as_dtype(make_case(L, B, 2, 3, D, wc=wc, ragged=ragged, seed=L + B, x_dirs=2), dtype)
-    h_ref, c_ref, g_ref = reference(case, act, 1.3)
+    case, act, (h_ref, c_ref, g_ref) = per_direction_case(cfg, dtype)
+    L, B, D = cfg[:3]
     a = to_gpu(cp, case)
     h, c = sru_cuda.forward(a["u"], a["x"], a["bias"], a["c0"], a["wc"], a["mask"], act, 1.3)
     assert max_rel_err(h.get(), h_ref) <= TOLS[dtype] and max_rel_err(c.get(), c_ref) <= TOLS[dtype]

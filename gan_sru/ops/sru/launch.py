@@ -95,8 +95,7 @@ def backward_launches(u, x, bias, c0, wc, mask, c, dh, dc, du, dx, dbias, dwc, d
     `temp(n, dtype)` must return the address of a scratch buffer of n elements of `dtype` ("float32" or
     "float16") that stays alive until the plan has run; it is called for the per-direction dx of a shared x
     (K == 3, R == 2, x_dirs == 1; in the storage type) and the per-batch-row dbias/dwc partials (float32;
-    B != 1, or any B in
-    float16, whose partials are never stored in float16).
+    B != 1, or any B in float16, whose partials are never stored in float16).
     """
     suffix = _suffix(dtype)
     storage = "float16" if suffix else "float32"
