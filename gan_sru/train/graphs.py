@@ -131,9 +131,6 @@ class StepGraph:
         self.r1_stride = cfg["train"]["r1_stride"]
         if cfg["train"]["r1_gamma"] > 0:
             eps, every, k = cfg["train"]["r1_epsilon"], cfg["train"]["r1_every"], self.r1_stride
-            if batch_size % k:
-                raise ValueError(f"train.r1_stride {k} must divide the batch of each process ({batch_size} "
-                                 "sequences)")
             real, mask, attrs, d_ref = self.real, self.mask, self.attrs, d_real
             if k > 1:
                 real = F.slice(real, step=(1, k, 1))
