@@ -52,8 +52,7 @@ def score_checkpoints(path, every, num, progress=True):
     import models  # noqa: F401
     from gan_sru import metrics
     from gan_sru.commands.evaluate import _SUBSET_STREAM, _subset
-    from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
-    from gan_sru.sampling import TrainedRun
+    from gan_sru.sampling import TrainedRun, draw_lengths, generate_cut, training_split
 
     first_run = TrainedRun(path, "latest")
     train_set, _ = training_split(first_run.cfg)

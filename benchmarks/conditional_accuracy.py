@@ -43,10 +43,9 @@ def score(path, step, clf):
     """(per-class accuracy, mean row TV of the state chain) of checkpoint `step` (the test's protocol)."""
     import numpy as np
 
-    from gan_sru.commands.generate import generate_cut
     from gan_sru.data.builtin_classes import STATES, TRANSITION
     from gan_sru.metrics.conditional import class_features, transition_matrix
-    from gan_sru.sampling import TrainedRun
+    from gan_sru.sampling import TrainedRun, generate_cut
 
     run = TrainedRun(path, step)
     enc = run.encoding
@@ -77,9 +76,9 @@ def real_reference(size, seed, sets):
     """The classifier's per-class accuracy on the held-out real sequences of a row's data (its size, seed and
     overrides): the ceiling that generated samples are measured against. Recomputed, not stored: the data
     and the classifier are pure functions of the config."""
-    from gan_sru.commands.generate import training_split
     from gan_sru.config import load_config
     from gan_sru.metrics.conditional import class_features
+    from gan_sru.sampling import training_split
 
     cfg = load_config(os.path.join(REPO, "configs", "sines_classes.yaml"),
                       ([] if size == "full" else test_sizes()) + list(sets) + [f"seed={seed}", f"run_dir={RUN_DIR}"])
@@ -94,9 +93,8 @@ def run_seed(seed, full, sets):
     from quality import cpu_model
 
     import models  # noqa: F401  (fills the registries)
-    from gan_sru.commands.generate import training_split
     from gan_sru.config import load_config
-    from gan_sru.sampling import TrainedRun
+    from gan_sru.sampling import TrainedRun, training_split
     from gan_sru.train import Trainer
 
     size = "full" if full else "test"

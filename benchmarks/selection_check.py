@@ -48,8 +48,7 @@ def fresh_score(run_path, step, num, repeats, splits=None):
     import models  # noqa: F401  (registers the networks a run's config names)
     from gan_sru import metrics
     from gan_sru.commands.evaluate import _SUBSET_STREAM, _subset
-    from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
-    from gan_sru.sampling import TrainedRun
+    from gan_sru.sampling import TrainedRun, draw_lengths, generate_cut, training_split
 
     run = TrainedRun(run_path, step)
     splits = {} if splits is None else splits

@@ -28,8 +28,7 @@ def each_run(args):
     its config's training and held-out `Dataset`s (the [0, 1] training scale)."""
     sys.path.insert(0, REPO)
     import models  # noqa: F401
-    from gan_sru.commands.generate import training_split
-    from gan_sru.sampling import TrainedRun
+    from gan_sru.sampling import TrainedRun, training_split
 
     for path in args.runs:
         step = args.checkpoint if args.checkpoint in (None, "latest") else int(args.checkpoint)
@@ -40,7 +39,7 @@ def each_run(args):
 
 def generated(run, num, length):
     """num sequences of `length` steps from `run` (seed 0), (num, length, C) float64."""
-    from gan_sru.commands.generate import generate_cut
+    from gan_sru.sampling import generate_cut
 
     return np.stack(generate_cut(run, np.full(num, length), 0)).astype(np.float64)
 

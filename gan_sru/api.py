@@ -223,10 +223,9 @@ class SequenceGAN:
         Conditional runs: the DataFrame also has the categorical columns (original labels) and the attribute
         columns; conditions: a DataFrame with one row of attributes per sequence (num_sequences is then its
         length) or a dict {attribute: value} for all of them; None: attributes resampled from training."""
-        from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
         from gan_sru.data.layout import to_layout
         from gan_sru.data.summary import read_summary
-        from gan_sru.sampling import TrainedRun
+        from gan_sru.sampling import TrainedRun, draw_lengths, generate_cut, training_split
 
         if self.run_path is None:
             raise GanSruError("SequenceGAN.sample: the model is not trained; call fit() or SequenceGAN.load()")

@@ -50,9 +50,8 @@ from gan_sru.commands.evaluate_memorisation import PICTURE as MEMORISATION_PICTU
 from gan_sru.commands.evaluate_memorisation import memorisation_markdown, memorisation_section
 from gan_sru.commands.evaluate_separability import PICTURE as SEPARABILITY_PICTURE
 from gan_sru.commands.evaluate_separability import separability_markdown, separability_section, separability_table
-from gan_sru.commands.generate import draw_lengths, generate_cut, training_split
 from gan_sru.files import atomic_write_text
-from gan_sru.sampling import check_run_path
+from gan_sru.sampling import check_run_path, draw_lengths, generate_cut, training_split
 
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2")

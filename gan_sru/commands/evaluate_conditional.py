@@ -20,9 +20,9 @@ def conditional_section(run, train, holdout, fake, rows, num, repeats, seed, set
     """The "conditional" dict of metrics.json; writes the conditional pictures into `out`.
     fake: the unconditional generated sequences ([0, 1] scale, (L_i, C + K)) for attribute `rows`."""
     from gan_sru import metrics
-    from gan_sru.commands.generate import draw_lengths, generate_cut
     from gan_sru.metrics.conditional import attribute_distances, category_distances, classification_scores
     from gan_sru.plots_conditional import class_attribute, conditional_pictures
+    from gan_sru.sampling import draw_lengths, generate_cut
 
     enc = run.encoding
     C = enc.num_continuous

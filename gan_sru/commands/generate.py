@@ -28,47 +28,13 @@ import os
 
 import numpy as np
 
-from gan_sru import ConfigError, DataError
-from gan_sru.data import save_sequences, training_data
+from gan_sru import ConfigError
+from gan_sru.data import save_sequences
 from gan_sru.files import atomic_write_text
-from gan_sru.sampling import check_run_path
+from gan_sru.sampling import check_run_path, draw_lengths, generate_cut, training_split
 
-_LENGTH_STREAM = 0x1E46  # separates the length draw from the generator's noise stream
 GIF_ITEMS = 16
 SAMPLE_FILES = ("samples.npy", "samples.npz", "samples.csv")
-
-
-# ---------------------------------------------------------------- shared with `gan-sru evaluate`
-
-def training_split(cfg):
-    """The run's training and held-out real data, re-created from its config: (train, holdout) Datasets
-    in the [0, 1] scale. A data file that has gone missing is a DataError saying what needs it."""
-    try:
-        data = training_data(cfg)
-    except DataError as e:
-        raise DataError(f"cannot re-create the run's training data from its config: {e}") from e
-    return data.train, data.holdout
-
-
-def draw_lengths(train_lengths, num, seed, length=None):
-    """(num,) int64 sequence lengths: all `length`; else all the single training length; else drawn with
-    replacement from the training lengths (numpy Generator seeded by (seed, stream))."""
-    train_lengths = np.asarray(train_lengths, dtype=np.int64)
-    if length is not None:
-        return np.full(num, int(length), dtype=np.int64)
-    if len(np.unique(train_lengths)) == 1:
-        return np.full(num, int(train_lengths[0]), dtype=np.int64)
-    rng = np.random.default_rng([seed, _LENGTH_STREAM])
-    return rng.choice(train_lengths, size=num, replace=True).astype(np.int64)
-
-
-def generate_cut(run, lengths, seed, attrs=None):
-    """Sequences of `run` (a TrainedRun) with the given (N,) lengths, in the [0, 1] scale: a list of
-    float32 (L_i, C). The generator runs once at the longest length with a per-sequence mask.
-    attrs: (N, W) encoded attributes of a run conditioned on attributes."""
-    lengths = np.asarray(lengths)
-    x, _ = run.sample(len(lengths), seed, length=int(lengths.max()), lengths=lengths, attrs=attrs)
-    return [x[i, :n] for i, n in enumerate(lengths)]
 
 
 def feature_names(cfg, num_features):

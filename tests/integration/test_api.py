@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from gan_sru import ConfigError, DataError, SequenceGAN
-from gan_sru.commands.generate import training_split
-from gan_sru.sampling import TrainedRun
+from gan_sru.sampling import TrainedRun, training_split
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = dict(steps=4, batch_size=8, generator_hidden_size=8, discriminator_hidden_size=8, checkpoint_every=2,

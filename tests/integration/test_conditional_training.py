@@ -20,10 +20,9 @@ PER_CLASS = 300
 
 @pytest.mark.slow
 def test_class_conditional_samples_are_classified_as_their_class_and_keep_the_state_chain(tmp_path):
-    from gan_sru.commands.generate import generate_cut, training_split
     from gan_sru.data.builtin_classes import TRANSITION
     from gan_sru.metrics.conditional import LogisticClassifier, class_features, transition_matrix
-    from gan_sru.sampling import TrainedRun
+    from gan_sru.sampling import TrainedRun, generate_cut, training_split
     from gan_sru.train import Trainer
 
     cfg = load_config("configs/sines_classes.yaml", OVERRIDES + [f"run_dir={tmp_path}", "name=cond"])
