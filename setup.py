@@ -6,7 +6,7 @@ setup(
     version="0.1.0",
     description="Sequence-GAN training on nnabla with a fused SRU custom function",
     python_requires=">=3.8,<3.11",  # nnabla 1.39 ships wheels for CPython 3.8-3.10 only
-    packages=find_packages(include=["gan_sru", "gan_sru.*", "models", "models.*"]),
+    packages=find_packages(include=["gan_sru", "gan_sru.*"]),
     package_data={"gan_sru": ["ops/sru/*.cu"]},
     install_requires=[
         "nnabla==1.39.*",

@@ -49,7 +49,7 @@ def score_checkpoints(path, every, num, progress=True):
     sys.path.insert(0, REPO)
     import numpy as np
 
-    import models  # noqa: F401
+    import gan_sru.models  # noqa: F401
     from gan_sru import metrics
     from gan_sru.commands.evaluate import _SUBSET_STREAM, _subset
     from gan_sru.sampling import TrainedRun, draw_lengths, generate_cut, training_split

@@ -92,7 +92,7 @@ def real_reference(size, seed, sets):
 def run_seed(seed, full, sets):
     from quality import cpu_model
 
-    import models  # noqa: F401  (fills the registries)
+    import gan_sru.models  # noqa: F401  (fills the registries)
     from gan_sru.config import load_config
     from gan_sru.sampling import TrainedRun, training_split
     from gan_sru.train import Trainer

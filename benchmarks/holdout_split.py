@@ -49,7 +49,7 @@ def main():
     import numpy as np
     import pandas as pd
 
-    import models  # noqa: F401  (registers the networks the config names)
+    import gan_sru.models  # noqa: F401  (registers the networks the config names)
     from gan_sru.commands.evaluate import _subset as pick  # evaluate's draw: min(num, size), in order
     from gan_sru.config import load_config
     from gan_sru.data import load_dataset, make_windows

@@ -129,7 +129,7 @@ def main():
     import gan_sru  # noqa: F401, I001  (first, before numpy: it picks OpenBLAS's kernels, see gan_sru/__init__.py)
     import numpy as np
 
-    import models  # noqa: F401  (fills the registries)
+    import gan_sru.models  # noqa: F401  (fills the registries)
     from gan_sru.config import load_config
     from gan_sru.sizes import apply_size_rules
     from gan_sru.train.losses import moment_loss, sequence_moment_loss

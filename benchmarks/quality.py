@@ -339,7 +339,7 @@ def main():
         raise SystemExit(f"--steps {args.steps}: expected a positive number of training steps")
 
     import gan_sru  # noqa: F401
-    import models  # noqa: F401  (registers the networks)
+    import gan_sru.models  # noqa: F401  (registers the networks)
     from gan_sru.context import set_context
     from gan_sru.files import atomic_write_text
 

@@ -67,7 +67,7 @@ def main():
         raise SystemExit(done.stderr[-2000:])
     train_s = time.time() - t0
     sys.path.insert(0, REPO)
-    import models  # noqa: F401
+    import gan_sru.models  # noqa: F401
     from gan_sru.commands.evaluate import evaluate_run
 
     floor_path = os.path.join(RUN_DIR, f"floor_{os.path.basename(config)}.json")

@@ -45,7 +45,7 @@ def fresh_score(run_path, step, num, repeats, splits=None):
     split is made once (the built-in sets are generated from the config)."""
     import numpy as np
 
-    import models  # noqa: F401  (registers the networks a run's config names)
+    import gan_sru.models  # noqa: F401  (registers the networks a run's config names)
     from gan_sru import metrics
     from gan_sru.commands.evaluate import _SUBSET_STREAM, _subset
     from gan_sru.sampling import TrainedRun, draw_lengths, generate_cut, training_split

@@ -30,7 +30,7 @@ CHILD = r"""
 import json, sys, time
 import gan_sru  # noqa: F401  (first, before numpy: it picks OpenBLAS's kernels)
 import numpy as np
-import models  # noqa: F401
+import gan_sru.models  # noqa: F401
 from gan_sru.config import load_config
 from gan_sru.data import training_data
 from gan_sru.train import GanSteps

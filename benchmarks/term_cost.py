@@ -50,7 +50,7 @@ def main():
     import nnabla as nn
     import numpy as np
 
-    import models  # noqa: F401  (fills the registries)
+    import gan_sru.models  # noqa: F401  (fills the registries)
     from gan_sru.config import load_config
     from gan_sru.data import training_data
     from gan_sru.sizes import apply_size_rules

@@ -27,7 +27,7 @@ def each_run(args):
     """(name, run, train, holdout) for each run folder of `args`: its `TrainedRun` at the chosen checkpoint and
     its config's training and held-out `Dataset`s (the [0, 1] training scale)."""
     sys.path.insert(0, REPO)
-    import models  # noqa: F401
+    import gan_sru.models  # noqa: F401
     from gan_sru.sampling import TrainedRun, training_split
 
     for path in args.runs:

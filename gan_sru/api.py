@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-import models  # noqa: F401  (fills the network registry)
+import gan_sru.models  # noqa: F401  (fills the network registry)
 from gan_sru import CheckpointError, ConfigError, DataError, GanSruError, RunFolderError
 from gan_sru.config import SCHEMA, check_value, load_config, resolve_config
 from gan_sru.files import atomic_write, atomic_write_text
@@ -244,15 +244,15 @@ class SequenceGAN:
         if run.encoding is None:
             return to_layout(sequences, self.layout or {"kind": "array", "dtype": "float32", "ragged": False},
                              summary["time"])
-        from gan_sru.api_conditional import with_columns
-        from gan_sru.conditions import sample_columns
+        from gan_sru.conditional.api import with_columns
+        from gan_sru.conditional.conditions import sample_columns
 
         continuous, columns = sample_columns(sequences, run.encoding, rows)
         return with_columns(to_layout(continuous, self.layout, summary["time"]), columns, run.encoding)
 
     def _condition_rows(self, run, conditions, num, seed):
         """(rows (N, A) object or None, encoded attrs (N, W) or None) to sample for."""
-        from gan_sru.api_conditional import condition_rows
+        from gan_sru.conditional.api import condition_rows
 
         return condition_rows(run, self.run_path, conditions, num, seed)
 

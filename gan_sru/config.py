@@ -20,7 +20,7 @@ import reprlib
 from gan_sru import ConfigError
 from gan_sru.data.readers import SUFFIXES as DATA_SUFFIXES
 from gan_sru.files import atomic_write_text
-from gan_sru.registry import Registry
+from gan_sru.registry import Registry, load_builtin_networks
 from gan_sru.schema import SCHEMA
 from gan_sru.yaml_dialect import dump_yaml, parse_yaml
 
@@ -61,6 +61,7 @@ def _in_range(x, spec):
 def _choices(field):
     """The allowed values of a field with a fixed set of them (a registry's names in registration order), or None."""
     if isinstance(field.allowed, Registry):
+        load_builtin_networks()
         return tuple(field.allowed)
     return field.allowed if isinstance(field.allowed, tuple) else None
 
@@ -71,8 +72,8 @@ def _expected(field):
     text = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string",
             "list[str]": "a list of strings"}[kind]
     if isinstance(field.allowed, Registry) and not field.allowed:
-        text = (f"a registered {field.allowed.kind} name (none is registered: import models, or the module "
-                "that registers yours, first)")
+        text = (f"a registered {field.allowed.kind} name (none is registered: import the module "
+                "that registers yours first)")
     elif _choices(field) is not None:
         text = "one of " + ", ".join(repr(c) for c in _choices(field))
     elif isinstance(field.allowed, str):

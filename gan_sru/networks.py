@@ -59,7 +59,7 @@ def generator_graph(gcfg, length, batch_size, num_features, max_len, train=True,
     noise = {k: nn.Variable(s) for k, s in noise_shapes(gcfg, length, batch_size, cond).items()}
     mask = nn.Variable((length, batch_size))
     if cond is not None:
-        from gan_sru.conditioning import conditional_generator
+        from gan_sru.conditional.networks import conditional_generator
 
         fake, attrs, tau = conditional_generator(GENERATORS.lookup(gcfg["name"]), gcfg, cond, noise, mask,
                                                  num_features, max_len, train, options)
@@ -75,7 +75,7 @@ def unconditional_inputs(gcfg, noise, length, max_len):
     bank appended to the step input (gan_sru/conditioning.py). Call under G's parameter scope."""
     if not (gcfg.get("oscillators") and gcfg["static_noise_dim"] > 0):
         return noise
-    from gan_sru.conditioning import with_oscillators
+    from gan_sru.conditional.networks import with_oscillators
 
     return dict(noise, step=with_oscillators(gcfg, noise, noise["static"], None, length, max_len))
 
@@ -85,7 +85,7 @@ def discriminator(dcfg, seqs, mask, train=True, attrs=None):
     attrs: (B, W) encoded attributes joined to every (valid) step (with dcfg["projection"]: a projection
     discriminator instead, gan_sru/conditioning.py), or None."""
     if attrs is not None:
-        from gan_sru.conditioning import join_attributes, projection
+        from gan_sru.conditional.networks import join_attributes, projection
 
         if dcfg["projection"]:
             with nn.parameter_scope("D"):

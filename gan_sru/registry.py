@@ -1,12 +1,12 @@
-"""Names the library knows, each defined once, and the network registries that `models` fills.
+"""Names the library knows, each defined once, and the network registries that `gan_sru.models` fills.
 
     from gan_sru.registry import GENERATORS
     @GENERATORS.register("sru")
     def sru_generator(gcfg, noise, mask, num_features, max_len, train=True): ...
 
-`gan_sru` never imports `models`: the entry points (the CLI, train.py, the Python API, the tests'
-conftest) import it once, and that fills GENERATORS and DISCRIMINATORS. A user adds a network the same way,
-from a module of their own imported before training. The config schema takes its allowed values from here.
+The built-in networks (`gan_sru.models`) are imported on the first lookup or listing of names, so importing
+`gan_sru` stays light and no caller has to import them. A user adds a network the same way, from a module of
+their own imported before training. The config schema takes its allowed values from here.
 """
 from gan_sru import ConfigError
 
@@ -31,11 +31,27 @@ class Registry(dict):
             return fn
         return add
 
+    def names(self):
+        """The registered names, sorted, the built-in networks included."""
+        load_builtin_networks()
+        return sorted(self)
+
     def lookup(self, name):
+        load_builtin_networks()
         if name not in self:
-            known = ", ".join(sorted(self)) or "none (import models, or the module that registers yours, first)"
+            known = ", ".join(sorted(self)) or "none (import the module that registers yours first)"
             raise ConfigError(f"unknown {self.kind} {name!r}; registered: {known}")
         return self[name]
+
+
+BUILTIN_NETWORKS = "gan_sru.models"  # the plug-in module of built-in networks, loaded by name like a user's
+
+
+def load_builtin_networks():
+    """Import the built-in networks' module once, which registers its generators and discriminators."""
+    import importlib
+
+    importlib.import_module(BUILTIN_NETWORKS)
 
 
 GENERATORS = Registry("generator")

@@ -61,7 +61,7 @@ SCHEMA = {
                                 "share a step with them left out, so no held-out step is a training step"),
     "data.holdout_blocks": Field("int", 5, ">= 1", "with blocks: how many contiguous held-out runs"),
     # generator
-    "model.generator.name": Field("str", "sru", GENERATORS, "generator architecture (models/generators.py)"),
+    "model.generator.name": Field("str", "sru", GENERATORS, "generator architecture (gan_sru/models/generators.py)"),
     "model.generator.noise_dim": Field("int?", None, ">= 1", "noise features per time step; null: from the data "
                                         "(size rules, gan_sru/sizes.py)"),
     "model.generator.static_noise_dim": Field("int?", None, ">= 0",
@@ -113,7 +113,7 @@ SCHEMA = {
                                                "range on its straighter part (gan_sru/ops/activations.py)"),
     # discriminator
     "model.discriminator.name": Field("str", "sru_bi", DISCRIMINATORS,
-                                      "bidirectional SRU or 1-D convolutions over time (models/discriminators.py)"),
+                                      "bidirectional SRU or 1-D convolutions over time (gan_sru.models)"),
     "model.discriminator.hidden_size": Field("int?", None, ">= 1", "sru_bi: hidden size per direction; null: from "
                                              "the data (size rules)"),
     "model.discriminator.pooled_stats": Field("bool", False, None,

@@ -23,7 +23,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import models  # noqa: E402,F401  (fills the registries load_config checks names against)
+import gan_sru.models  # noqa: E402,F401  (fills the registries load_config checks names against)
 from gan_sru.commands.main import main as cli  # noqa: E402
 from gan_sru.config import load_config  # noqa: E402
 from gan_sru.train.run_folder import RunFolder  # noqa: E402

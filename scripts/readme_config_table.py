@@ -8,7 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import gan_sru  # noqa: E402, F401, I001
-import models  # noqa: E402, F401, I001  (the registries name the allowed networks)
+import gan_sru.models  # noqa: E402, F401, I001  (the registries name the allowed networks)
 from gan_sru.config import schema_markdown  # noqa: E402
 
 path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")

@@ -1,5 +1,5 @@
 import gan_sru  # noqa: F401, I001
-import models  # noqa: F401, I001  (fills the network registry, as the entry points do)
+import gan_sru.models  # noqa: F401, I001  (fills the network registry, as the entry points do)
 import os
 import shutil
 import subprocess

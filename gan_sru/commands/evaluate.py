@@ -154,7 +154,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     held = _subset(holdout.sequences, num, rng)
     rows = None
     if run.encoding is not None and run.encoding.attributes:  # unconditional: attributes resampled from training
-        from gan_sru.conditions import draw_attribute_rows
+        from gan_sru.conditional.conditions import draw_attribute_rows
 
         rows = draw_attribute_rows(run.encoding, train.attributes, num, seed)
     fake = generate_cut(run, draw_lengths(train.lengths, num, seed), seed,
@@ -212,7 +212,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     if result["separability"] is None:
         result["pictures"].pop("separability")
     if run.encoding is not None:
-        from gan_sru.commands.evaluate_conditional import conditional_section
+        from gan_sru.conditional.evaluate import conditional_section
 
         result["conditional"] = conditional_section(run, train, holdout, fake, rows, num, repeats, seed, settings,
                                                     out, progress)
@@ -325,7 +325,7 @@ def report_markdown(result):
     if r.get("memorisation"):
         lines += [memorisation_markdown(r["memorisation"])]
     if r.get("conditional"):
-        from gan_sru.commands.evaluate_conditional import conditional_markdown
+        from gan_sru.conditional.evaluate import conditional_markdown
 
         lines += [conditional_markdown(r["conditional"])]
     return "\n".join(lines)

@@ -83,7 +83,7 @@ def attribute_rows(run, train, num, seed, conditions=None, condition=None):
     """A conditional run's (N, A) attribute rows to generate for: a conditions file's rows, --condition
     key=value items (the rest drawn from matching training rows), or resampled from the training split;
     None for a run without attributes (refusing conditions then)."""
-    from gan_sru.conditions import ConditionError, draw_attribute_rows, parse_conditions, read_conditions
+    from gan_sru.conditional.conditions import ConditionError, draw_attribute_rows, parse_conditions, read_conditions
 
     enc = run.encoding
     if enc is None or not enc.attributes:
@@ -126,7 +126,7 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
     paths = {"step": run.step, "num": num}
     columns, full = None, samples
     if run.encoding is not None:  # continuous features in the files, labels and attributes beside them
-        from gan_sru.conditions import sample_columns
+        from gan_sru.conditional.conditions import sample_columns
 
         samples, columns = sample_columns(full, run.encoding, rows)
     names = feature_names(cfg, len(samples[0][0]))
@@ -154,7 +154,7 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
     paths["samples.png"] = plots.sample_grid(samples, os.path.join(out, "samples.png"),
                                              title=f"{name}: generated, step {run.step}")
     if run.encoding is not None:
-        from gan_sru.plots_conditional import conditional_pictures
+        from gan_sru.conditional.plots import conditional_pictures
 
         paths.update(conditional_pictures(run, train, full, rows, out, f"{name}: ", run.step))
     real = [run.scaler.inverse(s)[:, :len(samples[0][0])] for s in train.sequences[:50]]

@@ -127,7 +127,7 @@ def _one_process_only(command):
 
 
 def main(argv=None):
-    import models  # noqa: F401  (fills the network registry: the entry points import it once)
+    import gan_sru.models  # noqa: F401  (fills the network registry: the entry points import it once)
 
     args = build_parser().parse_args(argv)
     try:

@@ -118,7 +118,7 @@ class StepGraph:
             self.g_loss = self.g_loss + weight * class_moment_loss(self.fake_g, self.real, self.mask, onehot)
         weight = cfg["train"]["attribute_loss_weight"]
         if self.attrs is not None and weight > 0:  # the auxiliary attribute classifier (gan_sru/conditioning.py)
-            from gan_sru.conditioning import attribute_loss
+            from gan_sru.conditional.networks import attribute_loss
 
             width = dcfg["hidden_size"]
             self.d_loss = self.d_loss + weight * attribute_loss(self.real, self.mask, self.attrs, cond, width)

@@ -303,7 +303,7 @@ class Trainer:
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
 
     def write_curves(self):
-        from gan_sru import plots_training
+        from gan_sru.plots import training as plots_training
 
         data = {}
         for name in ("d_loss", "g_loss"):

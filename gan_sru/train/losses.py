@@ -152,7 +152,7 @@ def _sequence_stats(x, mask, tails=False, max_lag=1):
     lags 2 .. min(max_lag, L - 2) (B, C k for k lags, lag-major; `gan_sru.ops.moments.lag_range`). The spectrum is
     `conditioning.magnitude_spectra`'s at the L // 2 frequencies pi f / (L // 2) up to pi (for an even L a full
     sequence's DFT bins), log(|X_f| / n + 1e-3)."""
-    from gan_sru.conditioning import centred_spectra
+    from gan_sru.conditional.networks import centred_spectra
     from gan_sru.ops.moments import lag_range
 
     L, B, C = x.shape

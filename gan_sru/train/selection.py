@@ -120,7 +120,7 @@ def score_checkpoint(sample, train_set, cfg, step, selection):
 def write_selection(run_path, selection, method):
     """RUN/selection.json (method, best step, history) and RUN/selection.png (the score at each checkpoint,
     the selected one marked)."""
-    from gan_sru import plots_training
+    from gan_sru.plots import training as plots_training
 
     atomic_write_text(os.path.join(run_path, FILE), json.dumps(selection.to_dict(method), indent=2) + "\n")
     if selection.history:

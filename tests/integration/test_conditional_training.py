@@ -6,7 +6,7 @@ below sit under that spread."""
 import numpy as np
 import pytest
 
-import models  # noqa: F401  (fills the registries)
+import gan_sru.models  # noqa: F401  (fills the registries)
 from gan_sru.config import load_config
 
 # sized for a few minutes on 2 CPU cores; the model options are the config's (oscillators, projection D with its

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import models  # noqa: F401  (fills the registries)
-from gan_sru.conditions import ConditionError
+import gan_sru.models  # noqa: F401  (fills the registries)
+from gan_sru.conditional.conditions import ConditionError
 from gan_sru.config import load_config
 from gan_sru.data import read_data
 
@@ -148,7 +148,7 @@ CELLS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_
 @FUZZ
 @given(items=st.lists(st.text(max_size=12), max_size=3))
 def test_fuzz_condition_items_give_rows_or_a_condition_error(enc, items):
-    from gan_sru.conditions import parse_conditions
+    from gan_sru.conditional.conditions import parse_conditions
 
     attrs = np.eye(3, dtype=np.float32)[[0, 1, 2, 0]]
     try:
@@ -163,7 +163,7 @@ def test_fuzz_condition_items_give_rows_or_a_condition_error(enc, items):
 @given(columns=st.lists(st.sampled_from(["class", "size", "id", ""]), min_size=1, max_size=3, unique=True),
        cells=st.lists(CELLS, min_size=1, max_size=4))
 def test_fuzz_conditions_files_give_rows_or_a_condition_error(enc, tmp_path, columns, cells):
-    from gan_sru.conditions import read_conditions
+    from gan_sru.conditional.conditions import read_conditions
 
     path = tmp_path / "c.csv"
     # an escape character lets the writer put any text in the file (a NUL cannot be quoted); the reader is

@@ -5,8 +5,8 @@ import nnabla.functions as F
 import numpy as np
 import pytest
 
-import models  # noqa: F401  (fills the registries)
-from gan_sru.conditioning import LOG_GRID_TOP, oscillator_grid, oscillator_tuning, oscillators, projection
+import gan_sru.models  # noqa: F401  (fills the registries)
+from gan_sru.conditional.networks import LOG_GRID_TOP, oscillator_grid, oscillator_tuning, oscillators, projection
 from gan_sru.config import load_config
 from gan_sru.registry import DISCRIMINATORS
 
@@ -109,7 +109,7 @@ def test_projection_adds_the_attribute_embedding_times_the_hidden_layer():
 
 
 def test_oscillator_gain_is_one_plus_a_linear_map_of_the_attributes_and_starts_at_one():
-    from gan_sru.conditioning import oscillator_gain
+    from gan_sru.conditional.networks import oscillator_gain
 
     nn.clear_parameters()
     a = np.eye(3, dtype=np.float32)[[2, 0, 1, 1]]
@@ -138,7 +138,7 @@ def _spectra_reference(x, m, nf):
 def test_magnitude_spectra_match_numpy_forward_and_backward_with_padding():
     from conftest import max_rel_err, numeric_grad
 
-    from gan_sru.conditioning import magnitude_spectra
+    from gan_sru.conditional.networks import magnitude_spectra
 
     rng = np.random.default_rng(4)
     x = rng.random((7, 3, 2))
@@ -167,7 +167,7 @@ def test_magnitude_spectra_match_numpy_forward_and_backward_with_padding():
 
 
 def test_spectral_projection_adds_a_head_and_an_attribute_projection_on_the_spectra():
-    from gan_sru.conditioning import magnitude_spectra
+    from gan_sru.conditional.networks import magnitude_spectra
 
     nn.clear_parameters()
     cfg = load_config(None, ["model.discriminator.hidden_size=6", "model.discriminator.spectral=true"])

@@ -4,8 +4,8 @@ import nnabla as nn
 import numpy as np
 import pytest
 
-import models  # noqa: F401  (fills the registries)
-from models.discriminators import minibatch_std, sequence_statistics, step_features
+import gan_sru.models  # noqa: F401  (fills the registries)
+from gan_sru.models.discriminators import minibatch_std, sequence_statistics, step_features
 
 
 def _batch(L=7, B=3, C=4, seed=0):

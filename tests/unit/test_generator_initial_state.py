@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import fresh_generator, generator_output, max_rel_err
 
-import models  # noqa: F401  (fills the registries)
+import gan_sru.models  # noqa: F401  (fills the registries)
 from gan_sru.networks import sample_noise
 from gan_sru.ops.sru import sru
 

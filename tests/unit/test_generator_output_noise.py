@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from conftest import fresh_generator, generator_output
 
-import models  # noqa: F401  (fills the registries)
+import gan_sru.models  # noqa: F401  (fills the registries)
+from gan_sru.models.generators import OUTPUT_NOISE_START
 from gan_sru.networks import noise_shapes, sample_noise
-from models.generators import OUTPUT_NOISE_START
 
 L, B, C, Z, E = 6, 4, 3, 2, 5
 GCFG = dict(name="sru", noise_dim=Z, output_noise_dim=E, static_noise_dim=3, time_feature=True, highway_bias=0.0,

@@ -83,7 +83,7 @@ def test_temperature_decays_exponentially_from_start_to_end():
 
 
 def test_conditional_generator_blocks_are_one_hot_and_masked():
-    import models  # noqa: F401  (fills the registries)
+    import gan_sru.models  # noqa: F401  (fills the registries)
     from gan_sru.config import load_config
     from gan_sru.data.attributes import Encoding
     from gan_sru.data.categorical import Categories

@@ -4,7 +4,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from gan_sru import metrics, plots, plots_training
+from gan_sru import metrics, plots
+from gan_sru.plots import training as plots_training
 
 
 @pytest.fixture(scope="module")

@@ -89,7 +89,7 @@ def test_auto_oscillator_grid_is_resolved_and_an_explicit_one_kept():
 
 
 def test_an_unresolved_grid_is_refused_by_name():
-    from gan_sru.conditioning import oscillator_grid
+    from gan_sru.conditional.networks import oscillator_grid
 
     with pytest.raises(ValueError, match="'auto' is resolved from the data first"):
         oscillator_grid(14, 64, "auto")

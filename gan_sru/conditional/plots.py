@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from .plots import FAKE_COLOR, REAL_COLOR, _figure, _save, _value_limits
+from gan_sru.plots.common import FAKE_COLOR, REAL_COLOR, figure, save, value_limits
 
 MAX_PER_CLASS = 8
 
@@ -19,8 +19,8 @@ def per_class(real_by_class, fake_by_class, labels, path, title="per class: real
     """real_by_class / fake_by_class: lists (one per class) of lists of (L_i, C) continuous sequences."""
     k = len(labels)
     size = size or (1100, 230 * k + 60)
-    fig = _figure(size)
-    ylim = _value_limits([s for group in real_by_class + fake_by_class for s in [group] if group])
+    fig = figure(size)
+    ylim = value_limits([s for group in real_by_class + fake_by_class for s in [group] if group])
     for r, label in enumerate(labels):
         for c, (group, color, what) in enumerate(((real_by_class[r], REAL_COLOR, "real"),
                                                    (fake_by_class[r], FAKE_COLOR, "generated"))):
@@ -34,12 +34,12 @@ def per_class(real_by_class, fake_by_class, labels, path, title="per class: real
             ax.tick_params(labelsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def category_pictures(name, labels, real_freq, fake_freq, real_trans, fake_trans, path, title=None, size=(1500, 460)):
     """Frequencies (bars) and transition matrices (real, generated) of one categorical feature."""
-    fig = _figure(size)
+    fig = figure(size)
     ax = fig.add_subplot(1, 3, 1)
     x = np.arange(len(labels))
     ax.bar(x - 0.2, real_freq, 0.4, color=REAL_COLOR, label="real")
@@ -64,7 +64,7 @@ def category_pictures(name, labels, real_freq, fake_freq, real_trans, fake_trans
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def class_attribute(encoding):
@@ -75,7 +75,7 @@ def class_attribute(encoding):
 def conditional_pictures(run, train, samples, rows, out, prefix="", step=None, num_real=200):
     """per_class.png (when the run has a categorical attribute) and categories.png / categories_<name>.png (per
     categorical feature) for generated `samples` ((L_i, C + K) in data units) with attribute `rows`."""
-    from .metrics.conditional import category_distances
+    from gan_sru.metrics.conditional import category_distances
 
     enc = run.encoding
     C = enc.num_continuous

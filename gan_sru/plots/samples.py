@@ -13,28 +13,11 @@ import math
 
 import imageio.v3 as iio
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from .files import atomic_write
+from gan_sru.files import atomic_write
 
-DPI = 100
-REAL_COLOR = "tab:blue"
-FAKE_COLOR = "tab:orange"
-
-
-def _figure(size):
-    """A figure of exactly ``size`` = (width, height) pixels at ``DPI``."""
-    w, h = size
-    fig = Figure(figsize=(w / DPI, h / DPI), dpi=DPI)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _save(fig, path):
-    """Write ``fig`` as a PNG at ``path`` (atomically) and return the path."""
-    return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=DPI), make_dirs=True)
+from .common import FAKE_COLOR, REAL_COLOR, figure, save, value_limits
 
 
 def _as_list(seqs):
@@ -46,15 +29,6 @@ def _as_list(seqs):
 def _grid_shape(n):
     cols = max(1, math.ceil(math.sqrt(n)))
     return math.ceil(n / cols), cols
-
-
-def _value_limits(seq_sets):
-    """Common y-limits for several sets of sequences, with a small margin."""
-    vals = [s for seqs in seq_sets for s in seqs if s.size]
-    lo = min((float(np.min(s)) for s in vals), default=0.0)
-    hi = max((float(np.max(s)) for s in vals), default=1.0)
-    pad = 0.05 * (hi - lo) if hi > lo else 0.5
-    return lo - pad, hi + pad
 
 
 def _grid_axes(fig, n):
@@ -92,9 +66,9 @@ def sample_grid(seqs, path, title="samples", max_items=16, size=(800, 800)):
     Returns the PNG path (``size`` pixels).
     """
     seqs = _as_list(seqs)[:max_items]
-    fig = _figure(size)
-    _fill_grid(fig, _grid_axes(fig, len(seqs)), seqs, title, _value_limits([seqs]))
-    return _save(fig, path)
+    fig = figure(size)
+    _fill_grid(fig, _grid_axes(fig, len(seqs)), seqs, title, value_limits([seqs]))
+    return save(fig, path)
 
 
 MAX_FEATURE_PANELS = 8  # real_vs_fake shows at most this many features: more panels are unreadable
@@ -135,7 +109,7 @@ def real_vs_fake(real, fake, path, features=None, max_items=50, title="real vs g
     features = list(features)
     rows = 1 if len(features) <= 5 else 2
     cols = math.ceil(len(features) / rows)
-    fig = _figure(size or (1200, 400 if rows == 1 else 650))
+    fig = figure(size or (1200, 400 if rows == 1 else 650))
     axes = list(fig.subplots(rows, cols, squeeze=False).flat)
     for ax in axes[len(features):]:
         ax.axis("off")
@@ -144,7 +118,7 @@ def real_vs_fake(real, fake, path, features=None, max_items=50, title="real vs g
             if seqs:  # one collection per set: far faster than a plot call per sequence
                 ax.add_collection(LineCollection([np.column_stack([np.arange(len(s)), s[:, c]]) for s in seqs],
                                                  colors=color, alpha=0.3, linewidths=0.8))
-        ax.set_ylim(*_value_limits([[s[:, c:c + 1] for s in real], [s[:, c:c + 1] for s in fake]]))
+        ax.set_ylim(*value_limits([[s[:, c:c + 1] for s in real], [s[:, c:c + 1] for s in fake]]))
         ax.set_xlim(0, max(len(s) for s in real + fake) - 1 or 1)
         ax.set_title(f"feature {c}", fontsize="medium")
         ax.tick_params(labelsize="small")
@@ -155,7 +129,7 @@ def real_vs_fake(real, fake, path, features=None, max_items=50, title="real vs g
                    loc="upper right", fontsize="small")
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.93))
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def correlation_heatmaps(real_corr, fake_corr, path, title="feature correlations", size=(1500, 540)):
@@ -168,7 +142,7 @@ def correlation_heatmaps(real_corr, fake_corr, path, title="feature correlations
     real_corr, fake_corr = np.asarray(real_corr, np.float64), np.asarray(fake_corr, np.float64)
     diff = fake_corr - real_corr
     C = len(real_corr)
-    fig = _figure(size)
+    fig = figure(size)
     axes = fig.subplots(1, 3)
     span = max(0.2, float(np.abs(diff).max()))
     panels = ((real_corr, "real", 1.0), (fake_corr, "generated", 1.0),
@@ -191,7 +165,7 @@ def correlation_heatmaps(real_corr, fake_corr, path, title="feature correlations
         ax.set_xlabel("feature")
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def pca_scatter(real_proj, fake_proj, path, title="PCA (fitted on real)", size=(600, 600)):
@@ -201,7 +175,7 @@ def pca_scatter(real_proj, fake_proj, path, title="PCA (fitted on real)", size=(
     Returns the PNG path (``size`` pixels).
     """
     real_proj, fake_proj = np.asarray(real_proj), np.asarray(fake_proj)
-    fig = _figure(size)
+    fig = figure(size)
     ax = fig.subplots()
     ax.scatter(real_proj[:, 0], real_proj[:, 1], s=6, alpha=0.5, color=REAL_COLOR, label="real")
     ax.scatter(fake_proj[:, 0], fake_proj[:, 1], s=6, alpha=0.5, color=FAKE_COLOR, label="generated")
@@ -210,7 +184,7 @@ def pca_scatter(real_proj, fake_proj, path, title="PCA (fitted on real)", size=(
     ax.legend()
     ax.set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def autocorrelation_plot(acf_real, acf_fake, path, title="autocorrelation", size=(800, 500)):
@@ -220,7 +194,7 @@ def autocorrelation_plot(acf_real, acf_fake, path, title="autocorrelation", size
     Returns the PNG path (``size`` pixels).
     """
     acf_real, acf_fake = np.asarray(acf_real), np.asarray(acf_fake)
-    fig = _figure(size)
+    fig = figure(size)
     ax = fig.subplots()
     C = acf_real.shape[1]
     for c in range(C):
@@ -237,7 +211,7 @@ def autocorrelation_plot(acf_real, acf_fake, path, title="autocorrelation", size
     ax.legend(handles=handles, fontsize="small", ncol=2)
     ax.set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _bar_value(value):
@@ -260,7 +234,7 @@ def scores_bar(metrics_dict, path, title="scores (lower is better)", size=(700, 
     """
     names = list(metrics_dict)
     heights, errors = zip(*(_bar_value(metrics_dict[k]) for k in names)) if names else ((), ())
-    fig = _figure(size)
+    fig = figure(size)
     ax = fig.subplots()
     bars = ax.bar(range(len(names)), heights, yerr=errors, capsize=4, color=FAKE_COLOR)
     ax.bar_label(bars, labels=[f"{h:.4g}" for h in heights])
@@ -268,7 +242,7 @@ def scores_bar(metrics_dict, path, title="scores (lower is better)", size=(700, 
     ax.set_title(title)
     ax.margins(y=0.15)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def separability_bars(generated, floor, path, title="what tells generated from real", size=(800, 420)):
@@ -277,7 +251,7 @@ def separability_bars(generated, floor, path, title="what tells generated from r
     on the discriminative score's 0 .. 0.5 scale, with the largest score's group on top. Returns the path."""
     names = sorted(generated, key=lambda g: generated[g])  # barh draws from the bottom: the largest on top
     y = np.arange(len(names))
-    fig = _figure(size)
+    fig = figure(size)
     ax = fig.subplots()
     ax.barh(y + 0.2, [generated[g] for g in names], 0.4, color=FAKE_COLOR, label="generated vs real")
     if floor:
@@ -290,7 +264,7 @@ def separability_bars(generated, floor, path, title="what tells generated from r
     ax.grid(alpha=0.3, axis="x")
     ax.set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _render(fig):
@@ -312,8 +286,8 @@ def checkpoint_gif(frames_of_seqs, path, fps=2, max_items=16, title="samples", s
     if not frames_of_seqs:
         raise ValueError(f"checkpoint_gif: no frames for {path}; expected at least one (step, seqs)")
     frames_of_seqs = [(step, _as_list(seqs)[:max_items]) for step, seqs in frames_of_seqs]
-    ylim = _value_limits([seqs for _, seqs in frames_of_seqs])
-    fig = _figure(size)  # one figure, redrawn per frame: building 16 axes costs ~1 s
+    ylim = value_limits([seqs for _, seqs in frames_of_seqs])
+    fig = figure(size)  # one figure, redrawn per frame: building 16 axes costs ~1 s
     axes = _grid_axes(fig, max(len(seqs) for _, seqs in frames_of_seqs))
     images = []
     for step, seqs in frames_of_seqs:
@@ -329,7 +303,7 @@ def nearest_distance_histogram(generated, holdout, path, title="distance to the 
     """Histograms (step lines, shared bins) of the generated (orange) and held-out (blue; may be None) sequences'
     distances to their nearest training sequence (``metrics.memorisation``), the held-out 5% quantile marked.
     Returns the path."""
-    fig = _figure(size)
+    fig = figure(size)
     ax = fig.subplots()
     values = np.concatenate([generated] + ([holdout] if holdout is not None else []))
     bins = np.linspace(0.0, max(float(values.max()), 1e-9) * 1.05, 41)
@@ -344,4 +318,4 @@ def nearest_distance_histogram(generated, holdout, path, title="distance to the 
     ax.grid(alpha=0.3)
     ax.set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .plots import FAKE_COLOR, _figure, _save
+from .common import FAKE_COLOR, figure, save
 
 
 def training_curves(monitor_series, path, title="training", size=None):
@@ -19,7 +19,7 @@ def training_curves(monitor_series, path, title="training", size=None):
     """
     names = list(monitor_series)
     rows, cols = max(1, math.ceil(len(names) / 2)), 2 if len(names) > 1 else 1
-    fig = _figure(size or (1000, 40 + 260 * rows))
+    fig = figure(size or (1000, 40 + 260 * rows))
     axes = fig.subplots(rows, cols, squeeze=False)
     for k, ax in enumerate(axes.flat):
         if k >= len(names):
@@ -32,14 +32,14 @@ def training_curves(monitor_series, path, title="training", size=None):
         ax.grid(alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def selection_curve(history, best, path, title="checkpoint selection", size=(800, 400), remeasured=None):
     """The selection score of each checkpoint: history [(step, score)], the selected step `best` marked;
     remeasured {step: (first, second)}: a remeasured step's two measurements, joined by a vertical bar."""
     steps, scores = (np.asarray(v) for v in zip(*history))
-    fig = _figure(size)
+    fig = figure(size)
     ax = fig.subplots()
     ax.plot(steps, scores, marker="o", markersize=3, linewidth=1.0, color=FAKE_COLOR)
     for i, (step, pair) in enumerate(sorted((remeasured or {}).items())):
@@ -57,4 +57,4 @@ def selection_curve(history, best, path, title="checkpoint selection", size=(800
     ax.grid(alpha=0.3)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)

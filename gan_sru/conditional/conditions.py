@@ -29,7 +29,7 @@ def draw_attribute_rows(encoding, train_attrs, num, seed):
     return encoding.decode_attributes(train_attrs[picked])
 
 
-def _check_columns(found, encoding, where):
+def check_columns(found, encoding, where):
     names = encoding.attr_names
     missing = [n for n in names if n not in found]
     extra = [n for n in found if n not in names]
@@ -54,7 +54,7 @@ def read_conditions(path, encoding):
     except (ValueError, OSError, UnicodeDecodeError) as e:
         raise ConditionError(f"--conditions {path}: cannot read the table ({type(e).__name__}: {e})") from None
     df.columns = [str(c).strip() for c in df.columns]
-    _check_columns(list(df.columns), encoding, f"--conditions {path}")
+    check_columns(list(df.columns), encoding, f"--conditions {path}")
     if len(df) == 0:
         raise ConditionError(f"--conditions {path}: no rows; expected one row of attributes per sequence")
     rows = df[encoding.attr_names].astype(object).to_numpy()

@@ -1,7 +1,13 @@
 """SequenceGAN.sample() for conditional runs: the attributes to sample for, and the label columns of its result."""
 import numpy as np
 
-from gan_sru.conditions import ConditionError, _check_columns, check_rows, draw_attribute_rows, parse_conditions
+from gan_sru.conditional.conditions import (
+    ConditionError,
+    check_columns,
+    check_rows,
+    draw_attribute_rows,
+    parse_conditions,
+)
 
 
 def condition_rows(run, run_path, conditions, num, seed):
@@ -21,7 +27,7 @@ def condition_rows(run, run_path, conditions, num, seed):
     if conditions is None:
         rows = draw_attribute_rows(enc, train.attributes, num, seed)
     elif isinstance(conditions, pd.DataFrame):
-        _check_columns([str(c) for c in conditions.columns], enc, "SequenceGAN.sample(conditions=DataFrame)")
+        check_columns([str(c) for c in conditions.columns], enc, "SequenceGAN.sample(conditions=DataFrame)")
         rows = conditions[enc.attr_names].astype(object).to_numpy()
         if not len(rows):
             raise ConditionError("SequenceGAN.sample(conditions=DataFrame): no rows")

@@ -9,19 +9,19 @@ Adds to metrics.json a "conditional" section and to report.md a section (gan_sru
                   total variation (categorical), Wasserstein-1 in data units (numeric)
   categorical     per categorical feature: frequencies and transition matrices of generated vs held-out
                   sequences, with their TV distances
-and the pictures per_class.png and categories.png (gan_sru.plots_conditional).
+and the pictures per_class.png and categories.png (gan_sru.conditional.plots).
 """
 import numpy as np
 
-from gan_sru.conditions import draw_attribute_rows
+from gan_sru.conditional.conditions import draw_attribute_rows
 
 
 def conditional_section(run, train, holdout, fake, rows, num, repeats, seed, settings, out, progress=True):
     """The "conditional" dict of metrics.json; writes the conditional pictures into `out`.
     fake: the unconditional generated sequences ([0, 1] scale, (L_i, C + K)) for attribute `rows`."""
     from gan_sru import metrics
+    from gan_sru.conditional.plots import class_attribute, conditional_pictures
     from gan_sru.metrics.conditional import attribute_distances, category_distances, classification_scores
-    from gan_sru.plots_conditional import class_attribute, conditional_pictures
     from gan_sru.sampling import draw_lengths, generate_cut
 
     enc = run.encoding
