@@ -71,6 +71,16 @@ class TrainedRun:
         folder = RunFolder(run_path)
         if not os.path.isfile(folder.config_path):
             raise CheckpointError(f"{run_path}: not a run folder (no config.yaml)")
+        listed = folder.list_checkpoints()
+        try:
+            self._pick(folder, step)
+        except CheckpointError:
+            if folder.list_checkpoints() == listed:
+                raise
+            self._pick(folder, step)  # training pruned or added a checkpoint while this one was read: again
+
+    def _pick(self, folder, step):
+        run_path = folder.path
         found = dict(folder.list_checkpoints())
         if not found:
             raise CheckpointError(f"{run_path}: the run has no checkpoint yet")
@@ -139,14 +149,52 @@ class TrainedRun:
 _LENGTH_STREAM = 0x1E46  # separates the length draw from the generator's noise stream
 
 
-def training_split(cfg):
+def training_split(cfg, run_path=None, data=None, force=False):
     """The run's training and held-out real data, re-created from its config: (train, holdout) Datasets
-    in the [0, 1] scale. A data file that has gone missing is a DataError saying what needs it."""
+    in the [0, 1] scale. run_path: the run folder, whose record finds the data wherever the command runs
+    (gan_sru.train.run_folder.locate_data; data / force: --data and --force-data). A data file that has gone
+    missing is a DataError saying what needs it."""
+    if run_path is not None:
+        from gan_sru.train.run_folder import locate_data
+
+        cfg = locate_data(run_path, cfg, data, force)
     try:
         data = training_data(cfg)
     except DataError as e:
         raise DataError(f"cannot re-create the run's training data from its config: {e}") from e
     return data.train, data.holdout
+
+
+class Reference:
+    """What sampling needs of the training split, from the run folder's sampling.json (no data read):
+    lengths (N,) int64; attributes (N, W) float32 encoded attribute rows or None; sequences: the first training
+    sequences (float32 (L_i, C + K), [0, 1] scale) with their attributes, for pictures. Runs written before the
+    record existed re-read their data from the path their config records."""
+
+    def __init__(self, lengths, attributes, sequences, reference_attributes):
+        self.lengths = np.asarray(lengths, np.int64)
+        self.attributes = None if attributes is None else np.asarray(attributes, np.float32)
+        self.sequences = [np.asarray(x, np.float32) for x in sequences]
+        self.reference_attributes = (None if reference_attributes is None
+                                     else np.asarray(reference_attributes, np.float32).reshape(len(sequences), -1))
+
+    @classmethod
+    def of_run(cls, run):
+        from gan_sru.data.summary import read_sampling
+
+        record = read_sampling(run.folder.path)
+        if record is None:
+            train, _ = training_split(run.cfg, run.folder.path)
+            return cls(train.lengths, train.attributes, train.sequences, train.attributes)
+        ref = record["reference"]
+        return cls(record["lengths"], record["attributes"], ref["sequences"], ref["attributes"])
+
+    def pictures_set(self):
+        """The reference as a Dataset-like object (sequences, lengths, attributes) for the plotting code."""
+        from types import SimpleNamespace
+
+        return SimpleNamespace(sequences=self.sequences, lengths=np.array([len(x) for x in self.sequences]),
+                               attributes=self.reference_attributes)
 
 
 def draw_lengths(train_lengths, num, seed, length=None):
@@ -168,3 +216,86 @@ def generate_cut(run, lengths, seed, attrs=None):
     lengths = np.asarray(lengths)
     x, _ = run.sample(len(lengths), seed, length=int(lengths.max()), lengths=lengths, attrs=attrs)
     return [x[i, :n] for i, n in enumerate(lengths)]
+
+
+LAYOUT_FILE = "api_layout.json"  # a run trained through the Python API: the input's columns and dtypes
+MAX_NUM = 1_000_000  # sequences per call (generate --num, SequenceGAN.sample); more in calls with other seeds
+
+
+def run_layout(run_path):
+    """How a run gives sequences back (gan_sru.data.layout): the API's recorded input layout, else a table's from
+    its data summary (a run trained on a .csv/.parquet), else None (arrays and built-in data)."""
+    import json
+
+    from gan_sru.data.layout import table_layout
+    from gan_sru.data.summary import read_summary
+
+    path = os.path.join(run_path, LAYOUT_FILE)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    summary = read_summary(run_path)
+    if summary and summary.get("layout") in ("long", "wide"):
+        return table_layout(summary)
+    return None
+
+
+def parse_start(start, kind):
+    """--start / start=: a date (kind 'dates': seconds since 1970 UTC; naive dates are UTC) or a number."""
+    import pandas as pd
+
+    if kind == "dates":
+        try:
+            stamp = pd.Timestamp(start)
+        except (TypeError, ValueError) as e:
+            raise DataError(f"start {start!r}: expected a date such as 2024-01-01 or 2024-01-01T06:00 ({e})") from None
+        if pd.isna(stamp):
+            raise DataError(f"start {start!r}: expected a date such as 2024-01-01")
+        stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+        return stamp.value / 1e9
+    try:
+        value = float(start)
+    except (TypeError, ValueError):
+        raise DataError(f"start {start!r}: the run's time column holds numbers; expected a number") from None
+    if not np.isfinite(value):
+        raise DataError(f"start {start!r}: expected a finite number")
+    return value
+
+
+def sample_table(run, samples, columns, layout, start=None, flat=True):
+    """Generated sequences as the training table: a pandas DataFrame with the input's column names and dtypes
+    (gan_sru.data.layout.to_layout), a conditional run's category labels and attributes as columns. The time
+    column counts from `start` (default: the data's first time) at the data's median spacing.
+    samples: list of (L_i, C) float64 continuous features in data units; columns: {name: N per-step arrays}.
+    flat: one plain table for a file: a wide run's (sequence, step) index becomes an 'id' column (or
+    'sequence' when 'id' is taken) and dates lose their UTC zone. df.attrs["feature_names"]: the feature names."""
+    from gan_sru.data.layout import to_layout
+    from gan_sru.data.summary import read_summary
+
+    summary = read_summary(run.folder.path) or {"time": {"kind": None}}
+    time = dict(summary["time"])
+    if start is not None:
+        if layout.get("time") is None:
+            raise DataError(f"start {start!r}: the run's data has no time column")
+        time["first"] = parse_start(start, layout.get("time_kind"))
+    df = to_layout(samples, layout, time)
+    if columns:
+        from gan_sru.conditional.api import with_columns
+
+        df = with_columns(df, columns, run.encoding)
+    names = [c["label"] for c in layout["columns"] if c not in (layout["id"], layout["time"])]
+    if flat:
+        import pandas as pd
+
+        if isinstance(df.index, pd.MultiIndex) and "sequence" in df.index.names:
+            key = "id" if "id" not in df.columns else "sequence"
+            seq = df.index.get_level_values("sequence")
+            df = df.reset_index(drop=True)
+            df.insert(0, key, np.asarray(seq))
+        elif layout.get("index"):
+            df = df.reset_index()
+        for name in df.columns:
+            if isinstance(df[name].dtype, pd.DatetimeTZDtype):
+                df[name] = df[name].dt.tz_convert("UTC").dt.tz_localize(None)
+    df.attrs["feature_names"] = [str(n) for n in names]
+    return df

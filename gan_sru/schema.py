@@ -5,16 +5,17 @@ from collections import namedtuple
 
 from gan_sru.registry import DISCRIMINATORS, GENERATORS, LOSSES, OUTPUT_ACTIVATIONS, STRATEGIES
 
-# kind: int | float | bool | str | list[str], with a trailing "?" when null is allowed.
+# kind: int | float | bool | str | list[str] | list[dict] (mappings with a "name"), with a trailing "?" when null is allowed.
 # allowed: None, a tuple of choices or a Registry (its names), a numeric range (">= 1", "> 0", "[0, 1)"),
 # or a regex for strings.
 Field = namedtuple("Field", "kind default allowed doc")
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+")
 
 SCHEMA = {
     "name": Field("str", "sines", _NAME, "run name; the run folder is run_dir/name"),
-    "seed": Field("int", 0, ">= 0", "seed of the data, the split, the batches and the weights"),
+    "seed": Field("int", 0, "[0, 4294967295]", "seed of the data, the split, the batches and the weights"),
     "run_dir": Field("str", "runs", None, "parent folder of run folders"),
     # data
     "data.source": Field("str", "sines", ("sines", "sines_varlen", "factors", "lorenz96", "sines_classes", "file"),
@@ -24,6 +25,8 @@ SCHEMA = {
     "data.path": Field("str?", None, None,
                        "data file (.csv, .csv.gz, .parquet, .npy, .npz), or a folder or glob pattern of them, when "
                        "source is file; relative to the working folder"),
+    "data.max_file_bytes": Field("int", 4 * 2**30, ">= 1", "largest data file read, in bytes; larger ones are "
+                                 "refused (raise it for bigger data)"),
     "data.num_sequences": Field("int", 10000, ">= 1", "number of built-in sequences"),
     "data.seq_len": Field("int", 24, ">= 2", "built-in data: length; sines_varlen: longest length"),
     "data.min_len": Field("int", 8, ">= 2", "sines_varlen: shortest length (lengths drawn U{min_len..seq_len})"),
@@ -150,6 +153,10 @@ SCHEMA = {
     "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),
     # training
     "train.steps": Field("int", 2000, ">= 1", "generator updates"),
+    "train.budget": Field("str?", None, _DURATION, "wall-time budget such as 90s, 15m, 1h or 1h30m; training stops "
+                          "when it is spent; null: train.steps"),
+    "train.terms": Field("list[dict]?", None, None, "the generator's extra loss terms, each a mapping {name, weight, "
+                         "term options}; null: from the recipe"),
     "train.batch_size": Field("int", 128, ">= 1", "sequences per batch"),
     "train.loss": Field("str", "non_saturating", LOSSES, "GAN loss"),
     "train.strategy": Field("str", "detached", STRATEGIES,

@@ -111,7 +111,7 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True)
 
 
 def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True, out=None, iterations=None,
-                 floor=None, protocol="fast"):
+                 floor=None, protocol="fast", data=None, force_data=False):
     """Score one checkpoint of a run and write metrics.json, report.md and pictures into `out`.
 
     Args:
@@ -129,6 +129,8 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
             protocol and iterations (its result's "holdout"), reused instead of recomputed; they do not
             depend on the checkpoint.
         protocol: "fast" or "paper" (gan_sru.metrics.protocols): the settings of the two GRU scores.
+        data, force_data: --data and --force-data, where the run's training data is now
+            (gan_sru.train.run_folder.locate_data; default: the path and fingerprint the run recorded).
 
     Returns:
         the dict written to metrics.json (run, checkpoint_step, num_generated, num_real, num_holdout,
@@ -148,7 +150,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     t0 = time.perf_counter()
     run = TrainedRun(run_path, step)
     out = out or os.path.join(run.folder.path, "evaluation")
-    train, holdout = training_split(run.cfg)
+    train, holdout = training_split(run.cfg, run.folder.path, data, force_data)
     rng = np.random.default_rng([seed, _SUBSET_STREAM])
     real = _subset(train.sequences, num, rng)
     held = _subset(holdout.sequences, num, rng)
@@ -336,7 +338,8 @@ def main(args):
 
     set_context(args)  # evaluate_run checks --num and --repeats before it loads anything
     result = evaluate_run(args.run, step=args.checkpoint, num=args.num, repeats=args.repeats, seed=args.seed,
-                          progress=not args.no_progress, protocol=getattr(args, "protocol", "fast"))
+                          progress=not args.no_progress, protocol=getattr(args, "protocol", "fast"),
+                          data=getattr(args, "data", None), force_data=getattr(args, "force_data", False))
     print(f"{os.path.basename(result['run'])}, checkpoint step {result['checkpoint_step']}, "
           f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale, "
           f"{result['protocol']['name']} protocol:")

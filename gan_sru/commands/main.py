@@ -2,11 +2,28 @@
 
 Every deliberate error (bad config, bad data, locked run folder, ...) is a GanSruError: it is printed
 as one line, `error: ...`, with exit status 2, never as a traceback.
+
+nnabla logs "[INFO]: Initializing CPU extension..." when it is first imported; quiet_nnabla() sets its
+logger to WARNING before that, here, the one place where every command (and python train.py) starts.
+Set GAN_SRU_NNABLA_LOG=INFO (or DEBUG) to see nnabla's messages again.
 """
 import argparse
+import os
 import sys
 
-from gan_sru import GanSruError
+
+def quiet_nnabla():
+    """nnabla's logger ('nnabla', a logging.Logger) at WARNING or $GAN_SRU_NNABLA_LOG; nnabla only adds handlers."""
+    import logging
+
+    level = os.environ.get("GAN_SRU_NNABLA_LOG", "WARNING").upper()
+
+    logging.getLogger("nnabla").setLevel(level)
+
+
+quiet_nnabla()
+
+from gan_sru import GanSruError  # noqa: E402  (after quiet_nnabla: gan_sru may import nnabla)
 
 
 def add_context_args(p):
@@ -23,7 +40,17 @@ def add_train_args(p):
     p.add_argument("--resume", action="store_true", help="continue the run from its newest checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--profile", action="store_true", help="profile forward-pass reuse instead of training")
+    add_data_args(p, "--resume")
     add_context_args(p)
+
+
+def add_data_args(p, what):
+    """--data / --force-data: where the run's training data is now, for the commands that read it."""
+    p.add_argument("--data", default=None, metavar="PATH",
+                   help=f"{what}: the run's training data at a new place (checked against the fingerprint the "
+                        "run recorded; default: where it was trained)")
+    p.add_argument("--force-data", action="store_true",
+                   help="use --data (or the changed file at the recorded place) although its fingerprint differs")
 
 
 CHECKPOINT_HELP = "a step, latest, or best (default: the one checkpoint selection chose, else the newest)"
@@ -55,7 +82,11 @@ def build_parser():
     p.add_argument("--length", type=int, default=None,
                    help="sequence length (default: the training lengths' distribution)")
     p.add_argument("--seed", type=int, default=0, help="noise seed; the same seed gives the same samples")
-    p.add_argument("--out", default=None, help="output folder (default: RUN/generated)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default: RUN/generated), or one file: samples.csv, .parquet, .npz, .npy")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    p.add_argument("--start", default=None, metavar="TIME",
+                   help="first time of every sequence, a date or a number (default: the data's first time)")
     p.add_argument("--conditions", default=None, metavar="FILE",
                    help="conditional runs: a .csv/.parquet with one column per attribute, one row per sequence")
     p.add_argument("--condition", action="append", default=None, metavar="KEY=VALUE",
@@ -77,6 +108,7 @@ def build_parser():
                         "(TimeGAN's settings: 2000 / 5000 iterations, hidden C/2, lr 1e-3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
+    add_data_args(p, "evaluate")
     add_context_args(p)
     p.set_defaults(func=lambda a: _lazy("gan_sru.commands.evaluate", a))
 

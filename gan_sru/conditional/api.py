@@ -16,14 +16,14 @@ def condition_rows(run, run_path, conditions, num, seed):
     {attribute: value} (the attributes it leaves out are drawn from the training rows that agree with it)."""
     import pandas as pd
 
-    from gan_sru.data import training_data
+    from gan_sru.sampling import Reference
 
     enc = run.encoding
     if enc is None or not enc.attributes:
         if conditions is not None:
             raise ConditionError(f"SequenceGAN.sample: {run_path}: the model has no attributes to condition on")
         return None, None
-    train = training_data(run.cfg).train
+    train = Reference.of_run(run)  # the training split's attribute rows, from the run folder (no data read)
     if conditions is None:
         rows = draw_attribute_rows(enc, train.attributes, num, seed)
     elif isinstance(conditions, pd.DataFrame):

@@ -134,3 +134,68 @@ def read_summary(folder):
         return None
     with open(path) as f:
         return json.load(f)
+
+
+# ---------------------------------------------------------------- what sampling needs, without the data
+
+SAMPLING_NAME = "sampling.json"
+REFERENCE_VALUES = 50_000  # values of real training sequences kept for generate's pictures (at most 200 sequences)
+
+
+def fingerprint(path):
+    """{"files": [{"name", "size", "sha256"}], "size", "sha256"} of the data files `path` names (a file, a
+    folder or a glob pattern; gan_sru.data.readers.data_files), names relative to the folder that holds them.
+    Two fingerprints are the same data when their "sha256" (over every file's name, size and hash) agree."""
+    import hashlib
+
+    from .readers import data_files
+
+    files = data_files(path)
+    base = os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in files])
+    entries, total = [], hashlib.sha256()
+    for name in files:
+        digest = hashlib.sha256()
+        with open(name, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        entry = {"name": os.path.relpath(os.path.abspath(name), base), "size": os.path.getsize(name),
+                 "sha256": digest.hexdigest()}
+        entries.append(entry)
+        total.update(f"{entry['size']} {entry['sha256']}\n".encode())
+    return {"files": entries, "size": sum(e["size"] for e in entries), "sha256": total.hexdigest()}
+
+
+def sampling_record(data, data_cfg, run_path):
+    """The JSON-able record that sampling reads instead of the data: where the data was (absolute path, the
+    path relative to the run folder when it lies inside it, its fingerprint), the training split's lengths
+    (N,) and encoded attribute rows (N, W) or None, and a reference of the first training sequences (scaled
+    [0, 1], (L_i, C + K) with one-hot blocks, at most 200 and REFERENCE_VALUES values) for the pictures."""
+    train = data.train
+    record = {"format": 1, "data": {"source": data_cfg["source"], "path": None, "in_run": None, "fingerprint": None},
+              "lengths": [int(n) for n in train.lengths],
+              "attributes": None if train.attributes is None else train.attributes.astype(float).tolist()}
+    if data_cfg["source"] == "file":
+        path = os.path.abspath(str(data_cfg["path"]))
+        inside = os.path.relpath(path, os.path.abspath(run_path))
+        record["data"].update(path=path, fingerprint=fingerprint(path),
+                              in_run=None if inside.startswith(os.pardir) else inside)
+    width = train.sequences[0].shape[1] if len(train) else 1
+    count = max(1, min(200, REFERENCE_VALUES // max(1, int(np.mean(train.lengths)) * width))) if len(train) else 0
+    record["reference"] = {
+        "sequences": [np.asarray(s, np.float64).tolist() for s in train.sequences[:count]],
+        "attributes": None if train.attributes is None else train.attributes[:count].astype(float).tolist()}
+    return record
+
+
+def write_sampling(folder, record):
+    """sampling.json in `folder`, atomically."""
+    return atomic_write_text(os.path.join(folder, SAMPLING_NAME), json.dumps(record) + "\n")
+
+
+def read_sampling(folder):
+    """The sampling.json of a run folder, or None for a run written before it existed."""
+    path = os.path.join(folder, SAMPLING_NAME)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)

@@ -14,7 +14,8 @@ from .readers import SUFFIXES, suffix_of
 def save_sequences(sequences, path, feature_names=None, ids=None, columns=None):
     """Write (L_i, C) sequences to .npy, .npz or a long-format table (atomically) in a form read_sequences reads.
 
-    .npy: (N, L, C) when all lengths are equal, else a 1-D object array. .npz: 'data' (N, L_max, C)
+    .npy: (N, L, C), only when all lengths are equal (ragged sequences need .npz: an object array would be
+    pickled, which readers refuse). .npz: 'data' (N, L_max, C)
     zero-padded plus 'lengths' (N,). .csv, .csv.gz, .parquet: columns id, time, feature_names (default
     f0, f1, ...), one row per step.
     columns: {name: list of N (L_i,) arrays} more per-step columns (a conditional run's category labels, and
@@ -29,14 +30,12 @@ def save_sequences(sequences, path, feature_names=None, ids=None, columns=None):
         raise ValueError(f"{path}: unsupported file type {suffix!r}; expected {', '.join(SUFFIXES)}")
     sequences = [np.asarray(s) for s in sequences]
     lengths = np.array([len(s) for s in sequences], dtype=np.int64)
+    if suffix == ".npy" and len(set(lengths.tolist())) > 1:
+        raise ValueError(f"{path}: sequences of different lengths ({lengths.min()}..{lengths.max()} steps) cannot "
+                         "be one .npy array without pickle; write .npz (zero-padded 'data' and 'lengths')")
     def write(f):
         if suffix == ".npy":
-            if len(set(lengths.tolist())) == 1:
-                np.save(f, np.stack(sequences))
-            else:
-                ragged = np.empty(len(sequences), dtype=object)
-                ragged[:] = sequences
-                np.save(f, ragged, allow_pickle=True)
+            np.save(f, np.stack(sequences), allow_pickle=False)
         elif suffix == ".npz":
             data = np.zeros((len(sequences), lengths.max(), sequences[0].shape[1]),
                             dtype=np.result_type(*sequences))
@@ -90,3 +89,20 @@ def _long_frame(sequences, feature_names, ids, columns=None):
     for name, per_sequence in (columns or {}).items():
         frame[name] = np.asarray(np.concatenate([np.asarray(v, dtype=object) for v in per_sequence]).tolist())
     return pd.DataFrame(frame)
+
+
+def save_table(frame, path):
+    """A pandas DataFrame to .csv / .csv.gz / .parquet (by the suffix), atomically, without its index. Dates
+    are written as ISO text in CSV. Returns the path."""
+    suffix = suffix_of(path)
+    if suffix not in (".csv", ".csv.gz", ".parquet"):
+        raise ValueError(f"{path}: a table is written as .csv, .csv.gz or .parquet, not {suffix!r}")
+
+    def write(f):
+        if suffix == ".parquet":
+            frame.to_parquet(f, index=False)
+        else:
+            text = frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+            f.write(gzip.compress(text, mtime=0) if suffix == ".csv.gz" else text)
+
+    return atomic_write(str(path), write)

@@ -12,7 +12,7 @@ import numpy as np
 from gan_sru import ConfigError, RunFolderError, TrainingDiverged
 from gan_sru.config import dump_config, flat_config, load_config
 from gan_sru.data import training_data
-from gan_sru.data.summary import describe, summary_text, write_summary
+from gan_sru.data.summary import describe, read_sampling, sampling_record, summary_text, write_sampling, write_summary
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from . import distributed, replicas
@@ -102,6 +102,7 @@ class Trainer:
         if root:  # after the restore: a refused resume leaves the run's config as it was
             dump_config(cfg, run.config_path, comment=distributed.world_size_comment(self.comm))
             write_summary(run.path, summary)
+            write_sampling(run.path, sampling_record(data, cfg["data"], run.path))  # generate needs no data
             if self._conditioning():  # the category lists, for people and tools (checkpoints hold them too)
                 from gan_sru.files import atomic_write_text
 
@@ -114,6 +115,8 @@ class Trainer:
             return []
         now, before = flat_config(self.cfg), flat_config(load_config(self.run.config_path))
         ignore = ("train.", "name", "run_dir")
+        if read_sampling(self.run.path) is not None:  # the data is checked by its fingerprint (run_folder.locate_data)
+            ignore += ("data.path",)
         return sorted(k for k in set(now) | set(before)
                       if not k.startswith(ignore) and now.get(k) != before.get(k))
 

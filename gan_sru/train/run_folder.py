@@ -13,6 +13,7 @@ leaves at most a stray temporary file, which the next process to take the lock r
 """
 import errno
 import fcntl
+import glob
 import json
 import os
 import re
@@ -125,11 +126,13 @@ class RunFolder:
     def latest_checkpoint(self):
         """The newest checkpoint that loads, as (step, Checkpoint), or None. Unreadable ones are skipped
         with a warning (they can only come from outside, e.g. a disk error or a hand-copied file)."""
-        for step, path in reversed(self.list_checkpoints()):
+        for _step, path in reversed(self.list_checkpoints()):
             try:
-                return step, Checkpoint.load(path)
+                ckpt = Checkpoint.load(path, check_name=False)
             except CheckpointError as e:
                 warnings.warn(f"skipping unreadable checkpoint: {e}", stacklevel=2)
+                continue
+            return check_step_name(path, ckpt), ckpt
         return None
 
     def prune(self, keep, protect=()):
@@ -187,8 +190,9 @@ class Checkpoint:
         return None
 
     @classmethod
-    def load(cls, path):
-        """Read a checkpoint; anything that is not a complete gan_sru checkpoint is a CheckpointError."""
+    def load(cls, path, check_name=True):
+        """Read a checkpoint; anything that is not a complete gan_sru checkpoint is a CheckpointError, and so
+        is a file named step_N.npz whose contents are another step (check_name)."""
         try:
             with np.load(path, allow_pickle=False) as z:
                 files = {k: z[k] for k in z.files}
@@ -215,7 +219,10 @@ class Checkpoint:
                     raise ValueError(f"unknown entry {key!r}")
         except ValueError as e:  # also json's JSONDecodeError, UnicodeDecodeError, a key without '/'
             raise CheckpointError(f"{path}: not a gan_sru checkpoint ({e})") from None
-        return cls(params, solvers, meta)
+        ckpt = cls(params, solvers, meta)
+        if check_name:
+            check_step_name(path, ckpt)
+        return ckpt
 
     def restore(self, params, solvers, source="checkpoint"):
         """Copy into live parameters and solvers; refuses a checkpoint made with other sizes or names."""
@@ -247,3 +254,82 @@ class Checkpoint:
                 for k, v in st.pstate.items():
                     v.d = saved[pname][k]
             solvers[sname].set_states(states)
+
+
+def check_step_name(path, ckpt):
+    """The checkpoint's step, from its contents; a CheckpointError when its file name says another step (a
+    renamed file must never resume or sample as the step its name claims)."""
+    step = ckpt.meta.get("step")
+    if not isinstance(step, int) or isinstance(step, bool):
+        raise CheckpointError(f"{path}: not a gan_sru checkpoint (its 'step' is {step!r}, expected an integer)")
+    m = CHECKPOINT_RE.match(os.path.basename(path))
+    if m and int(m.group(1)) != step:
+        raise CheckpointError(f"{path}: the file is named step {int(m.group(1))} but holds step {step}; "
+                              f"rename it back to {os.path.basename(RunFolder('.').checkpoint_path(step))}")
+    return step
+
+
+def locate_data(run_path, cfg, data=None, force=False, flag="--data", force_flag="--force-data"):
+    """The run's config with data.path naming its training data as an absolute path, for the commands that need
+    the data (evaluate, --resume). A run folder records its data (sampling.json: absolute path, the path inside
+    the run folder for a model saved with its data, fingerprint). Tried in order: `data` (when given), the copy
+    inside the run folder, the recorded path; each must match the fingerprint unless `force`. A run without the
+    record (older runs) re-reads data.path as its config has it. DataError, in one line, when the data is gone
+    or changed; `flag` / `force_flag` name the options that fix it (CLI flags, or the API's arguments)."""
+    import copy
+
+    from gan_sru import DataError
+    from gan_sru.data.summary import fingerprint, read_sampling
+
+    record = read_sampling(run_path)
+    cfg = copy.deepcopy(cfg)
+    if cfg["data"]["source"] != "file":
+        return cfg
+    if record is None or record["data"].get("fingerprint") is None:
+        if data is not None:
+            cfg["data"]["path"] = os.path.abspath(data)
+        return cfg
+    recorded = record["data"]
+    expected = recorded["fingerprint"]
+
+    def same(path):
+        try:
+            return fingerprint(path)["sha256"] == expected["sha256"]
+        except (OSError, DataError):
+            return False
+
+    if data is not None:
+        path = os.path.abspath(data)
+        from gan_sru.data.readers import data_files
+
+        try:
+            exists = all(os.path.isfile(f) for f in data_files(path))
+        except DataError:
+            exists = False
+        if not exists:
+            raise DataError(f"{flag} {data}: no such data file")
+        if not force and not same(path):
+            raise DataError(f"{flag} {data} is not the data {run_path} was trained on ({_described(expected)}, "
+                            f"recorded at {recorded['path']}); pass {force_flag} to use it anyway")
+        cfg["data"]["path"] = path
+        return cfg
+    candidates = [os.path.join(os.path.abspath(run_path), recorded["in_run"])] if recorded.get("in_run") else []
+    candidates.append(recorded["path"])
+    changed = None
+    for path in candidates:
+        if os.path.exists(path) or (glob.has_magic(path) and glob.glob(path)):
+            if same(path) or force:
+                cfg["data"]["path"] = path
+                return cfg
+            changed = changed or path
+    if changed:
+        raise DataError(f"the data of {run_path} has changed since training: {changed} no longer matches its "
+                        f"fingerprint ({_described(expected)}); pass {flag} PATH of the original data, or "
+                        f"{force_flag} to use the changed file")
+    raise DataError(f"the data of {run_path} is gone: {recorded['path']} does not exist; pass {flag} NEW_PATH "
+                    "(checked against the run's fingerprint)")
+
+
+def _described(fp):
+    count = len(fp["files"])
+    return f"{count} file{'s' if count != 1 else ''}, {fp['size']} bytes, sha256 {fp['sha256'][:12]}"
