@@ -70,7 +70,8 @@ def _expected(field):
     """Human description of what a field accepts, e.g. 'an integer >= 1 or null'."""
     kind = field.kind.rstrip("?")
     text = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string",
-            "list[str]": "a list of strings"}[kind]
+            "list[str]": "a list of strings",
+            "list[dict]": "a list of mappings, each with a 'name' string (e.g. [{name: moment, weight: 1.0}])"}[kind]
     if isinstance(field.allowed, Registry) and not field.allowed:
         text = (f"a registered {field.allowed.kind} name (none is registered: import the module "
                 "that registers yours first)")
@@ -130,6 +131,18 @@ def check_value(key, value, where):
         if len(set(value)) != len(value):
             refuse(" (without repeats)")
         return list(value)
+    elif kind == "list[dict]":
+        if not isinstance(value, list):
+            refuse()
+        for i, item in enumerate(value):
+            if not isinstance(item, dict) or not all(isinstance(k, str) and k for k in item):
+                refuse(f" (entry {i} is not a mapping with text keys)")
+            if not isinstance(item.get("name"), str) or not item["name"]:
+                refuse(f" (entry {i} has no 'name' string)")
+            weight = item.get("weight", 0.0)
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+                refuse(f" (entry {i}: weight {_show(weight)} is not a finite number)")
+        return [dict(item) for item in value]
     choices = _choices(field)
     if choices is not None and value not in choices:
         close = difflib.get_close_matches(str(value), choices, n=1)

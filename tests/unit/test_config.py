@@ -272,3 +272,30 @@ def test_resolve_config_from_dict():
     assert cfg["train"]["steps"] == 3
     with pytest.raises(ConfigError, match=r"inline: unknown key 'train.step'; did you mean 'train.steps'\?"):
         resolve_config({"train": {"step": 3}}, "inline")
+
+
+# ---------------------------------------------------------------- wall-time budget and loss terms
+
+def test_budget_and_terms_load_and_round_trip(tmp_path):
+    cfg = load_config(write(tmp_path, "train:\n  budget: 1h30m\n  terms:\n    - {name: moment, weight: 1.0}\n"
+                                      "    - {name: predictor, weight: 0.5, lags: 3}\n"))
+    assert cfg["train"]["budget"] == "1h30m"
+    assert cfg["train"]["terms"] == [{"name": "moment", "weight": 1.0}, {"name": "predictor", "weight": 0.5, "lags": 3}]
+    assert load_config(None)["train"]["budget"] is None and load_config(None)["train"]["terms"] is None
+    out = tmp_path / "out.yaml"
+    dump_config(cfg, out)
+    assert load_config(out) == cfg
+    cfg = load_config(None, ["train.budget=90s", "train.terms=[{name: moment, weight: 2}]"])
+    assert cfg["train"]["budget"] == "90s" and cfg["train"]["terms"] == [{"name": "moment", "weight": 2}]
+
+
+@pytest.mark.parametrize("text, pattern", [
+    ("train:\n  budget: 15\n", r"train\.budget: got 15 \(int\).*quote it"),
+    ("train:\n  budget: fifteen minutes\n", r"train\.budget: got 'fifteen minutes'.*matching"),
+    ("train:\n  terms: moment\n", r"train\.terms: got 'moment' \(str\); expected a list of mappings"),
+    ("train:\n  terms: [{weight: 1.0}]\n", r"entry 0 has no 'name' string"),
+    ("train:\n  terms: [{name: moment}, 3]\n", r"entry 1 is not a mapping"),
+    ("train:\n  terms: [{name: moment, weight: heavy}]\n", r"entry 0: weight 'heavy' is not a finite number"),
+])
+def test_budget_and_terms_refused(tmp_path, text, pattern):
+    refused(tmp_path, text, pattern)
