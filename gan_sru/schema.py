@@ -12,7 +12,6 @@ Field = namedtuple("Field", "kind default allowed doc")
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+")
-_DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+")
 
 SCHEMA = {
     "name": Field("str", "sines", _NAME, "run name; the run folder is run_dir/name"),
@@ -154,10 +153,6 @@ SCHEMA = {
     "model.discriminator.kernel_size": Field("int", 5, ">= 1", "conv1d: kernel size over time"),
     # training
     "train.steps": Field("int", 2000, ">= 1", "generator updates"),
-    "train.budget": Field("str?", None, _DURATION, "wall-time budget such as 90s, 15m, 1h or 1h30m; training stops "
-                          "when it is spent; null: train.steps"),
-    "train.terms": Field("list[dict]?", None, None, "the generator's extra loss terms, each a mapping {name, weight, "
-                         "term options}; null: from the recipe"),
     "train.budget": Field("str?", None, _DURATION, "wall-time budget such as 90s, 15m, 1h or 1h30m; training stops "
                           "when it is spent; null: train.steps"),
     "train.terms": Field("list[dict]?", None, None, "the generator's extra loss terms, each a mapping {name, weight, "
