@@ -96,7 +96,7 @@ def build_export_graph(run, batch_size, length):
                      impl="ref")  # (L, B, C)
         with nn.parameter_scope("scaler"):
             span = nn.parameter.get_parameter_or_create(
-                "scale", (1, 1, C), run.scaler.scale.astype(np.float32).reshape(1, 1, C), need_grad=False)
+                "scale", (1, 1, C), run.scaler.inverse_scale.astype(np.float32).reshape(1, 1, C), need_grad=False)
             low = nn.parameter.get_parameter_or_create(
                 "min", (1, 1, C), run.scaler.min.astype(np.float32).reshape(1, 1, C), need_grad=False)
         valid = F.broadcast(F.reshape(inputs["mask"], (B, L, 1)), (B, L, C))

@@ -1,4 +1,9 @@
-"""Reading NumPy files (.npy, .npz) and in-memory arrays into RawData, with errors that name the place."""
+"""Reading NumPy files (.npy, .npz) and in-memory arrays into RawData, with errors that name the place.
+
+Files are read with allow_pickle=False: a pickled object array can run code when loaded, so a file that
+holds one is refused before anything is unpickled. Ragged data goes in an .npz of 'data' (N, L_max, C)
+zero-padded and 'lengths' (N,), the layout gan_sru.data.save_sequences writes.
+"""
 import os
 
 import numpy as np
@@ -8,17 +13,25 @@ from gan_sru import DataError
 from .raw import ArrayPlace, RawData
 
 
+RAGGED_HINT = ("save ragged sequences as .npz with 'data' (N, L_max, C) zero-padded and 'lengths' (N,) "
+               "instead: gan_sru.data.save_sequences(sequences, 'data.npz') writes it")
+
+
 def read_npy(path):
-    """(N, L, C) numeric array, or a 1-D object array of (L_i, C) arrays (unpickled: trusted files only)."""
+    """(N, L, C) numeric array. An object array (pickled Python objects) is refused unread."""
     if _magic(path, 6) != b"\x93NUMPY":
         raise DataError(f"{path}: not a .npy file (no NumPy header)")
     try:
         with open(path, "rb") as f:
             _check_npy_size(f, path)
-            array = np.load(f, allow_pickle=True)  # pickle only for object arrays of ragged sequences
+            array = np.load(f, allow_pickle=False)
     except DataError:
         raise
-    except Exception as e:  # NumPy reports bad headers, truncation, bad pickles in many types
+    except ValueError as e:
+        if "allow_pickle" in str(e):  # an object array in a header version _check_npy_size does not parse
+            raise _pickled(path, "the array") from None
+        raise DataError(f"{path}: cannot read .npy file (ValueError: {e})") from None
+    except Exception as e:  # NumPy reports bad headers and truncation in many types
         raise DataError(f"{path}: cannot read .npy file ({type(e).__name__}: {e})") from None
     return array_sequences(array, None, path, "the array")
 
@@ -29,18 +42,34 @@ def read_npz(path):
     if _magic(path, 2) != b"PK":
         raise DataError(f"{path}: not a .npz file (not a zip archive)")
     try:
-        with np.load(path, allow_pickle=True) as archive:
+        with np.load(path, allow_pickle=False) as archive:
             names = list(archive.files)
             if not names:
                 raise DataError(f"{path}: the .npz archive holds no arrays")
             key = "data" if "data" in names else "sequences" if "sequences" in names else names[0]
-            array = archive[key]
-            lengths = archive["lengths"] if key in ("data", "sequences") and "lengths" in names else None
+            array = _npz_member(archive, key, path)
+            lengths = _npz_member(archive, "lengths", path) \
+                if key in ("data", "sequences") and "lengths" in names else None
     except DataError:
         raise
     except Exception as e:  # zipfile and NumPy raise many types on damaged archives
         raise DataError(f"{path}: cannot read .npz file ({type(e).__name__}: {e})") from None
     return array_sequences(array, lengths, path, f"array {key!r}")
+
+
+def _npz_member(archive, key, path):
+    """archive[key] read without pickle; an object member is refused with how to store ragged data."""
+    try:
+        return archive[key]
+    except ValueError as e:
+        if "allow_pickle" in str(e):
+            raise _pickled(path, f"array {key!r}") from None
+        raise
+
+
+def _pickled(path, what):
+    return DataError(f"{path}: {what} holds Python objects (a pickled object array), which gan_sru does not load "
+                     f"because unpickling can run code; {RAGGED_HINT}")
 
 
 def _magic(path, size):
@@ -58,12 +87,13 @@ def _check_npy_size(f, path):
         read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
             np.lib.format.read_array_header_2_0
         shape, _, dtype = read_header(f)
-        if not dtype.hasobject:
-            needed = int(np.prod(shape, dtype=object)) * dtype.itemsize
-            available = os.fstat(f.fileno()).st_size - f.tell()
-            if available < needed:
-                raise DataError(f"{path}: truncated .npy file: header says shape {shape} {dtype} "
-                                f"({needed} bytes) but {available} bytes follow")
+        if dtype.hasobject:
+            raise _pickled(path, "the array")
+        needed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        available = os.fstat(f.fileno()).st_size - f.tell()
+        if available < needed:
+            raise DataError(f"{path}: truncated .npy file: header says shape {shape} {dtype} "
+                            f"({needed} bytes) but {available} bytes follow")
     f.seek(0)
 
 

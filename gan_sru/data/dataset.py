@@ -184,12 +184,13 @@ def load_dataset(data_cfg, seed, source=None):
 def _read(data_cfg, source):
     from .columns import wanted_columns
     from .raw import RawData
-    from .readers import read_data, read_frame
+    from .readers import MAX_FILE_BYTES, read_data, read_frame
 
     columns = (data_cfg["csv_id_column"], data_cfg["csv_time_column"], data_cfg["csv_feature_columns"])
     extra = wanted_columns(data_cfg.get("attributes"), data_cfg.get("categorical"))
     if source is None:
-        return str(data_cfg["path"]), read_data(data_cfg["path"], *columns, extra=extra)
+        return str(data_cfg["path"]), read_data(data_cfg["path"], *columns, extra=extra,
+                                                max_file_bytes=data_cfg.get("max_file_bytes", MAX_FILE_BYTES))
     if isinstance(source, RawData):
         return source.places[0].file if source.places else "DataFrame", source
     if isinstance(source, np.ndarray) or isinstance(source, (list, tuple)):

@@ -8,6 +8,8 @@ import numpy as np
 
 from gan_sru import DataError
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 class ArrayPlace:
     """Sequence `index` of an array file: values are named by step and feature."""
@@ -82,7 +84,8 @@ class RawData:
                        self.feature_names, self.info, subset_extra(self.extras, keep))
 
     def check(self, source):
-        """Refuse no sequences, no features, mixed feature counts, sequences under 2 steps, inf values."""
+        """Refuse no sequences, no features, mixed feature counts, sequences under 2 steps, inf values and
+        values beyond float32's range (they would become inf in training and in the samples)."""
         if not self.arrays:
             raise DataError(f"{source}: holds no sequences")
         num_features = self.arrays[0].shape[1]
@@ -94,10 +97,14 @@ class RawData:
                                 f"has {num_features}")
             if a.shape[0] < 2:
                 raise DataError(f"{place.file}: {place.label()} has {a.shape[0]} step(s); expected at least 2")
-            bad = np.argwhere(np.isinf(a))
+            with np.errstate(invalid="ignore"):
+                bad = np.argwhere(np.abs(a) > FLOAT32_MAX)  # inf too; NaN (missing) compares False
             if len(bad):
                 step, feature = bad[0]
-                raise DataError(f"{place.file}: {place.at(step, feature)}: value {a[step, feature]} is not finite")
+                value = a[step, feature]
+                what = "is not finite" if np.isinf(value) else \
+                    f"is outside float32's range (+-{FLOAT32_MAX:.4g}), in which the model computes"
+                raise DataError(f"{place.file}: {place.at(step, feature)}: value {value} {what}")
         return self
 
 

@@ -2,7 +2,8 @@
 
 Files: .csv and .csv.gz (pyarrow's CSV reader), .parquet (pandas + pyarrow), .npy and .npz (NumPy); a
 folder (every data file in it, sorted by name) or a glob pattern ('data/*.csv') reads several files, which
-must hold the same features. Tables (CSV, Parquet, DataFrames) go through gan_sru.data.tables: long format
+must hold the same features and be all tables or all arrays. Only regular files are read (a FIFO or a device would block or
+never end), each at most max_file_bytes long (data.max_file_bytes). Tables (CSV, Parquet, DataFrames) go through gan_sru.data.tables: long format
 (an id column) or wide format (no id column: the file is one sequence), an optional time column.
 pandas and pyarrow are imported on first use, so `import gan_sru.data` stays light.
 """
@@ -11,6 +12,7 @@ import glob
 import gzip
 import os
 import re
+import stat
 import zlib
 
 from gan_sru import DataError
@@ -19,6 +21,9 @@ from .raw import RowNames, merge
 
 SUFFIXES = (".csv", ".csv.gz", ".parquet", ".npy", ".npz")  # the config schema takes these
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+TABLE, ARRAY = "a table (named columns)", "a NumPy array (no column names)"
+KINDS = {".csv": TABLE, ".csv.gz": TABLE, ".parquet": TABLE, ".npy": ARRAY, ".npz": ARRAY}
+MAX_FILE_BYTES = 4 * 2**30  # data.max_file_bytes' default: larger files are refused unless the user raises it
 # pandas' default missing-value markers (pandas._libs.parsers.STR_NA_VALUES): empty, NA, NaN, null, ...
 NA_VALUES = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
              "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
@@ -30,10 +35,11 @@ def suffix_of(path):
     return next((s for s in SUFFIXES if lower.endswith(s)), os.path.splitext(lower)[1])
 
 
-def read_sequences(path, id_column="id", time_column="time", feature_columns=None, missing="error"):
+def read_sequences(path, id_column="id", time_column="time", feature_columns=None, missing="error",
+                   max_file_bytes=MAX_FILE_BYTES):
     """Read sequences from a data file (or a folder or glob pattern of them), unscaled.
 
-    .npy: an (N, L, C) numeric array, or a 1-D object array of (L_i, C) arrays (unpickled: trusted files only).
+    .npy: an (N, L, C) numeric array (object arrays are refused: they are pickled).
     .npz: the array named 'data' or 'sequences', else the first; with a 'lengths' (N,) array beside
           'data'/'sequences', sequence i is data[i, :lengths[i]].
     .csv, .csv.gz, .parquet: one row per time step: an id column (long format; without one the file is one
@@ -44,15 +50,17 @@ def read_sequences(path, id_column="id", time_column="time", feature_columns=Non
     """
     from .missing import apply_missing
 
-    raw = read_data(path, id_column, time_column, feature_columns)
+    raw = read_data(path, id_column, time_column, feature_columns, max_file_bytes=max_file_bytes)
     return apply_missing(raw, missing, str(path)).raw.arrays
 
 
-def read_data(path, id_column="id", time_column="time", feature_columns=None, extra=None):
+def read_data(path, id_column="id", time_column="time", feature_columns=None, extra=None,
+              max_file_bytes=MAX_FILE_BYTES):
     """Like read_sequences, as a checked RawData (NaN = missing) with times, names and the reader's notes.
     extra: attribute and categorical columns to read too (gan_sru.data.columns.wanted_columns), tables only."""
     files = data_files(path)
-    parts = [read_file(f, id_column, time_column, feature_columns, extra) for f in files]
+    check_one_kind(files, str(path))
+    parts = [read_file(f, id_column, time_column, feature_columns, extra, max_file_bytes) for f in files]
     raw = parts[0] if len(parts) == 1 else merge(parts, str(path))
     raw.info["files"] = files
     return raw.check(str(path))
@@ -77,15 +85,48 @@ def data_files(path):
     return [path]
 
 
-def read_file(path, id_column="id", time_column="time", feature_columns=None, extra=None):
+def check_one_kind(files, source):
+    """Refuse tables (CSV, Parquet) read together with arrays (.npy, .npz): an array's columns have no names to
+    match the table's by (tables are matched by column name, arrays by position)."""
+    first = {}
+    for f in files:
+        first.setdefault(KINDS.get(suffix_of(f)), f)
+    if len(first) > 1:
+        (kind_a, a), (kind_b, b) = list(first.items())[:2]
+        raise DataError(f"{source}: mixes file types: {a} is {kind_a} and {b} is {kind_b}; expected tables only "
+                        "or arrays only (move the others out, or name the files with a glob pattern)")
+
+
+def check_regular_file(path, max_file_bytes=MAX_FILE_BYTES):
+    """Refuse what is not a regular file (a FIFO would block, a device never end), or one over max_file_bytes.
+    Follows symbolic links and names their target. Returns the size in bytes."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise DataError(f"{path}: data file not found") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read ({e.strerror or e})") from None
+    target = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+    if stat.S_ISDIR(info.st_mode):
+        raise DataError(f"{path}: is a folder{target}; expected a data file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else "a character device"
+                if stat.S_ISCHR(info.st_mode) else "a block device" if stat.S_ISBLK(info.st_mode) else
+                "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
+        raise DataError(f"{path}: is {kind}{target}; expected a regular data file")
+    if max_file_bytes is not None and info.st_size > max_file_bytes:
+        raise DataError(f"{path}: {info.st_size} bytes, over the limit of {max_file_bytes} "
+                        f"(data.max_file_bytes); raise it to read this file")
+    return info.st_size
+
+
+def read_file(path, id_column="id", time_column="time", feature_columns=None, extra=None,
+              max_file_bytes=MAX_FILE_BYTES):
     """One data file -> RawData (unchecked)."""
     suffix = suffix_of(path)
     if suffix not in SUFFIXES:
         raise DataError(f"{path}: unsupported file type {suffix or '(none)'!r}; expected {', '.join(SUFFIXES)}")
-    if not os.path.exists(path):
-        raise DataError(f"{path}: data file not found")
-    if os.path.isdir(path):
-        raise DataError(f"{path}: is a folder; expected a data file")
+    check_regular_file(path, max_file_bytes)
     if suffix in (".csv", ".csv.gz"):
         return read_csv(path, id_column, time_column, feature_columns, extra)
     if suffix == ".parquet":

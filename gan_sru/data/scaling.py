@@ -3,7 +3,8 @@ import numpy as np
 
 
 class MinMaxScaler:
-    """Per-feature min-max scaling to [0, 1]: y = (x - min) / (max - min); a constant feature maps to 0.
+    """Per-feature min-max scaling to [0, 1]: y = (x - min) / (max - min); a constant feature maps to 0 and
+    back to exactly its constant, whatever the generator made of it.
 
     Works on any array whose last axis holds the C features: (L, C), (N, L, C), (L, B, C).
     """
@@ -28,15 +29,23 @@ class MinMaxScaler:
         span = self.max - self.min
         return np.where(span > 0, span, 1.0)
 
+    @property
+    def inverse_scale(self):
+        """(C,) max - min, with 0 where a feature is constant: inverse() returns min there exactly."""
+        return np.where(self.max > self.min, self.max - self.min, 0.0)
+
     def transform(self, a):
         """Scale to [0, 1] (on the fitted data). Float input keeps its dtype; other input gives float64."""
         a = np.asarray(a)
         return ((a - self.min) / self.scale).astype(_float_dtype(a), copy=False)
 
     def inverse(self, a):
-        """Map scaled values back to the data's units."""
+        """Map scaled values back to the data's units: y * (max - min) + min; min itself for a constant feature."""
         a = np.asarray(a)
-        return (a * self.scale + self.min).astype(_float_dtype(a), copy=False)
+        dtype = _float_dtype(a)
+        with np.errstate(invalid="ignore"):  # inf * 0 on a constant feature: that value becomes min below
+            out = a * self.inverse_scale + self.min
+        return np.where(self.max > self.min, out, self.min).astype(dtype, copy=False)
 
     def to_dict(self):
         """Plain lists, for JSON."""

@@ -21,6 +21,7 @@ from gan_sru.data import (
     sample_batch,
     save_sequences,
 )
+from gan_sru.data.arrays import array_sequences
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -120,6 +121,8 @@ def test_split_deterministic_disjoint_complete():
 @pytest.mark.parametrize("suffix", [".npy", ".npz", ".csv", ".csv.gz", ".parquet"])
 @pytest.mark.parametrize("lengths", [[6, 6, 6, 6], [3, 9, 2, 5]])
 def test_save_then_read_round_trip(tmp_path, suffix, lengths):
+    if suffix == ".npy" and len(set(lengths)) > 1:
+        pytest.skip("ragged sequences go to .npz: a ragged .npy is a pickled object array")
     seqs = ragged(lengths)
     path = tmp_path / f"data{suffix}"
     save_sequences(seqs, path)
@@ -131,15 +134,25 @@ def test_save_then_read_round_trip(tmp_path, suffix, lengths):
     assert os.listdir(tmp_path) == [f"data{suffix}"]
 
 
-def test_npy_fixed_and_object_arrays(tmp_path):
+def test_npy_fixed_arrays_and_object_arrays_refused(tmp_path):
     x = np.arange(2 * 4 * 3, dtype=np.int32).reshape(2, 4, 3)
     np.save(tmp_path / "a.npy", x)
     assert [s.tolist() for s in read_sequences(tmp_path / "a.npy")] == x.tolist()
     obj = np.empty(2, dtype=object)
     obj[:] = [np.ones((3, 2), np.float32), [[1, 2], [3, 4]]]
-    np.save(tmp_path / "b.npy", obj, allow_pickle=True)
-    back = read_sequences(tmp_path / "b.npy")
+    # a pickled object array is refused unread, with the pickle-free layout for ragged data
+    refused(npy(tmp_path, obj, "b.npy"), r"holds Python objects \(a pickled object array\).*"
+            r"\.npz with 'data' \(N, L_max, C\) zero-padded and 'lengths' \(N,\)")
+    np.savez(tmp_path / "b.npz", data=obj)
+    refused(tmp_path / "b.npz", r"array 'data' holds Python objects")
+    np.savez(tmp_path / "c.npz", data=np.zeros((2, 3, 1)), lengths=obj)
+    refused(tmp_path / "c.npz", r"array 'lengths' holds Python objects")
+    # the layout the message names reads back the ragged sequences
+    save_sequences(list(obj), tmp_path / "b2.npz")
+    back = read_sequences(tmp_path / "b2.npz")
     assert back[0].shape == (3, 2) and back[1].tolist() == [[1, 2], [3, 4]]
+    # in memory (the API's ragged lists) object arrays still work: no pickle involved
+    assert array_sequences(obj, None, "array").check("array").arrays[1].tolist() == [[1, 2], [3, 4]]
 
 
 def test_npz_array_choice(tmp_path):
@@ -210,6 +223,12 @@ def text(tmp_path, content, name="bad.csv"):
     return path
 
 
+def in_memory_refused(array, pattern):
+    """An in-memory object array (the API's ragged lists) refused by array_sequences + check."""
+    with pytest.raises(DataError, match="array: (.*)?" + pattern):
+        array_sequences(array, None, "array").check("array")
+
+
 def refused(path, pattern, **kwargs):
     with pytest.raises(DataError, match=re.escape(str(path)) + ": (.*)?" + pattern):
         read_sequences(path, **kwargs)
@@ -257,19 +276,21 @@ def test_refuse_wrong_rank_and_dtype(tmp_path):
     refused(npy(tmp_path, np.zeros((2, 3, 1), complex)), r"the array holds complex128 values")
     obj = np.empty(2, dtype=object)
     obj[:] = [np.zeros((3, 2)), np.zeros(3)]
-    refused(npy(tmp_path, obj), r"sequence 1 has shape \(3,\); expected \(steps, features\)")
+    in_memory_refused(obj, r"sequence 1 has shape \(3,\); expected \(steps, features\)")
     obj[:] = [np.zeros((3, 2)), "text"]
-    refused(npy(tmp_path, obj), r"sequence 1 holds <U4 values; expected numbers")
+    in_memory_refused(obj, r"sequence 1 holds <U4 values; expected numbers")
     obj[:] = [np.zeros((3, 2)), [[1, 2], [3]]]
-    refused(npy(tmp_path, obj), r"sequence 1 holds values that are not numbers")
+    in_memory_refused(obj, r"sequence 1 holds values that are not numbers")
 
 
 def test_refuse_inconsistent_features_and_short_sequences(tmp_path):
     obj = np.empty(3, dtype=object)
     obj[:] = [np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((4, 3))]
-    refused(npy(tmp_path, obj), r"sequence 2 has 3 features; the first sequence has 2")
+    in_memory_refused(obj, r"sequence 2 has 3 features; the first sequence has 2")
     obj[:] = [np.zeros((3, 2)), np.zeros((1, 2)), np.zeros((4, 2))]
-    refused(npy(tmp_path, obj), r"sequence 1 has 1 step\(s\); expected at least 2")
+    in_memory_refused(obj, r"sequence 1 has 1 step\(s\); expected at least 2")
+    np.savez(tmp_path / "s.npz", data=np.zeros((2, 4, 1)), lengths=np.array([4, 1]))
+    refused(tmp_path / "s.npz", r"sequence 1 has 1 step\(s\); expected at least 2")
     refused(npy(tmp_path, np.zeros((2, 3, 0))), r"sequences have 0 features")
     refused(text(tmp_path, "id,time,a\nq,0,1\nq,1,2\nr,0,1\n"),
             r"sequence 'r' \(first row at line 4\) has 1 step\(s\); expected at least 2")
@@ -319,11 +340,69 @@ def test_refuse_damaged_numpy_files(tmp_path):
     refused(path, r"cannot read .npz file")
 
 
-def test_refuse_scale_overflow(tmp_path):
+def test_refuse_values_beyond_float32(tmp_path):
+    """The model computes in float32: a value beyond its range is refused at read time, named by file, line
+    (or step) and column, before it could become inf in training or in the samples."""
     path = npy(tmp_path, np.array([[[-1e308], [1e308]]]))
     cfg = data_cfg("data.source=file", f"data.path={path}")
-    with pytest.raises(DataError, match=re.escape(str(path)) + r": sequence 0: values span a range too wide"):
+    with pytest.raises(DataError, match=re.escape(str(path)) + r": sequence 0, step 0, feature 0: value -1e\+308 "
+                                        r"is outside float32's range"):
         load_dataset(cfg, 0)
+    refused(text(tmp_path, "id,time,a,b\nq,0,1,2\nq,1,3,1e308\nq,2,4,5\n"),
+            r"line 3, column 'b' \(sequence 'q'\): value 1e\+308 is outside float32's range")
+    # the largest float32 itself is read
+    big = float(np.finfo(np.float32).max)
+    assert read_sequences(npy(tmp_path, np.array([[[-big], [big]]]), "ok.npy"))[0].tolist() == [[-big], [big]]
+
+
+def test_refuse_mixed_file_types_in_a_folder(tmp_path):
+    """A folder holds tables or arrays, not both: a CSV's column names are never applied to an array file."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    save_sequences(ragged([4, 4]), folder / "a.csv")
+    save_sequences(ragged([4, 4]), folder / "b.npy")
+    with pytest.raises(DataError, match=re.escape(str(folder)) + r": mixes file types: .*a\.csv is a table \(named "
+                                        r"columns\) and .*b\.npy is a NumPy array \(no column names\)"):
+        read_sequences(folder)
+    with pytest.raises(DataError, match=r"mixes file types: .*a\.csv is a table .*b\.npy is a NumPy array"):
+        read_sequences(str(folder / "*"))
+    os.remove(folder / "b.npy")
+    save_sequences(ragged([5]), folder / "c.parquet")  # tables of several formats match by column name
+    assert len(read_sequences(folder)) == 3
+
+
+def test_refuse_fifo_device_and_oversized_files(tmp_path):
+    """A FIFO and a link to /dev/zero are refused at once (before any open could block or never end); a file
+    over data.max_file_bytes is refused with the limit, and the key raises it."""
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    refused(fifo, r"is a FIFO \(named pipe\); expected a regular data file")
+    link = tmp_path / "zero.npy"
+    os.symlink("/dev/zero", link)
+    refused(link, r"is a character device \(a link to /dev/zero\); expected a regular data file")
+    path = tmp_path / "x.npy"
+    np.save(path, np.zeros((2, 3, 1)))
+    size = os.path.getsize(path)
+    refused(path, rf"{size} bytes, over the limit of 100 \(data.max_file_bytes\)", max_file_bytes=100)
+    assert len(read_sequences(path, max_file_bytes=size)) == 2
+    cfg = data_cfg("data.source=file", f"data.path={path}", "data.max_file_bytes=100")
+    with pytest.raises(DataError, match=r"over the limit of 100 \(data.max_file_bytes\)"):
+        load_dataset(cfg, 0)
+    cfg = data_cfg("data.source=file", f"data.path={path}", f"data.max_file_bytes={size}")
+    assert len(load_dataset(cfg, 0)) == 2
+
+
+def test_constant_feature_comes_back_constant(tmp_path):
+    """A zero-range feature maps back to exactly its value, whatever the generator outputs for it."""
+    x = np.stack([np.linspace(0, 1, 6), np.full(6, 0.001)], axis=1)
+    scaler = MinMaxScaler().fit([x, x + [1.0, 0.0]])
+    fake = np.random.default_rng(0).uniform(size=(3, 6, 2)).astype(np.float32)
+    back = scaler.inverse(fake)
+    assert back.dtype == np.float32 and np.all(back[..., 1] == np.float32(0.001))
+    assert np.all(scaler.inverse(fake.astype(np.float64))[..., 1] == 0.001)
+    np.testing.assert_allclose(back[..., 0], fake[..., 0] * 2.0, rtol=1e-6)
+    assert scaler.inverse_scale.tolist() == [2.0, 0.0]
+    assert np.all(scaler.transform(x)[:, 1] == 0)
 
 
 # ---------------------------------------------------------------- buckets and batches

@@ -52,23 +52,19 @@ def test_config_and_reader_agree_on_suffixes():
         load_config(None, ["data.missing=fill"])
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".parquet", ".npz"])
-def test_each_format_reads_the_same_arrays_as_npy(tmp_path, suffix):
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".parquet"])
+def test_each_format_reads_the_same_arrays_as_npz(tmp_path, suffix):
     seqs = ragged()
-    ref = np.empty(len(seqs), dtype=object)
-    ref[:] = seqs
-    np.save(tmp_path / "ref.npy", ref, allow_pickle=True)
+    padded = np.zeros((4, 9, 3))
+    for i, s in enumerate(seqs):
+        padded[i, :len(s)] = s
+    np.savez(tmp_path / "ref.npz", data=padded, lengths=[len(s) for s in seqs])
     path = tmp_path / f"data{suffix}"
-    if suffix == ".npz":
-        padded = np.zeros((4, 9, 3))
-        for i, s in enumerate(seqs):
-            padded[i, :len(s)] = s
-        np.savez(path, data=padded, lengths=[len(s) for s in seqs])
-    elif suffix == ".parquet":
+    if suffix == ".parquet":
         long_frame(seqs).to_parquet(path)  # with pandas' (unnamed, shuffled) index stored: dropped
     else:
         long_frame(seqs).to_csv(path, index=False)  # repr-exact floats; pandas compresses .csv.gz by suffix
-    expected = read_sequences(tmp_path / "ref.npy")
+    expected = read_sequences(tmp_path / "ref.npz")
     got = read_sequences(path)
     assert len(got) == len(expected) == 4
     for a, b in zip(got, expected):
@@ -202,11 +198,12 @@ def test_refuse_mixed_feature_sets_across_files(tmp_path):
     refused(r"no file matches this pattern", read_sequences, tmp_path / "*.npz")
 
 
-def test_refuse_wide_data_without_or_shorter_than_the_window(tmp_path):
+def test_window_one_long_series_and_refuse_one_shorter_than_the_window(tmp_path):
     path = tmp_path / "w.csv"
     pd.DataFrame({"x": np.arange(10.0)}).to_csv(path, index=False)
-    refused(re.escape(f"{path}: the data is one sequence of 10 steps (wide format: no id column); set data.window"),
-            load_dataset, data_cfg(path), 0)
+    auto = load_dataset(data_cfg(path), 0)  # one series, no data.window: windows of min(24, half its length)
+    assert set(auto.lengths.tolist()) == {5} and len(auto) == 6
+    assert "one series of 10 steps: cut automatically" in auto.info["window"]["reason"]
     refused(re.escape(f"{path}: the file is one sequence of 10 rows (wide format), shorter than data.window (24)"),
             load_dataset, data_cfg(path, "data.window=24"), 0)
     assert len(load_dataset(data_cfg(path, "data.window=10"), 0)) == 1
