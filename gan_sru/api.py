@@ -1,10 +1,18 @@
 """The Python API: a sequence GAN trained on a DataFrame, an array or a data file, in a few lines.
 
+    import numpy as np, pandas as pd
     from gan_sru import SequenceGAN
-    model = SequenceGAN(config="configs/sines.yaml", steps=2000)     # or a dict; keyword overrides
-    model.fit(df, sequence_key="id", sequence_index="time")           # DataFrame, array (N, L, C) or path
-    synthetic = model.sample(num_sequences=500, seed=0)               # like the input: columns, dtypes, units
-    model.save("runs/my_model"); model = SequenceGAN.load("runs/my_model")
+
+    # one row per time step: a key naming each sequence, a time column, the features (a category too)
+    df = pd.DataFrame({"unit": np.repeat(["a", "b", "c", "d"], 48),
+                       "at": np.tile(pd.date_range("2024-01-01", periods=48, freq="h"), 4),
+                       "load": np.random.default_rng(0).normal(50, 5, 192),
+                       "mode": np.tile(["day", "night"], 96)})
+    model = SequenceGAN(steps=200, run_dir="runs", name="units", progress=False)   # trains into runs/units
+    model.fit(df, sequence_key="unit", sequence_index="at", categorical=["mode"])
+    synthetic = model.sample(num_sequences=10, seed=0)      # a DataFrame like df: columns, dtypes, labels
+    model.run                                                # 'runs/units' as an absolute path
+    model.save("shared/units"); again = SequenceGAN.load("shared/units").sample(10, seed=0)   # the same rows
 
 The same machinery as the command line, no second code path: fit() writes a DataFrame into the run folder
 as Parquet (an array as .npy / .npz), points the config's data.path at it and trains with
@@ -31,8 +39,40 @@ from gan_sru import CheckpointError, ConfigError, DataError, GanSruError, RunFol
 from gan_sru.config import SCHEMA, check_value, load_config, resolve_config
 from gan_sru.files import atomic_write, atomic_write_text
 
-LAYOUT_FILE = "api_layout.json"  # how sample() gives sequences back: the input's columns and dtypes
 _UNSET = object()
+# words of the config and the CLI in errors, as this API's arguments say them
+_PYTHON_TERMS = (("data.csv_id_column", "sequence_key"), ("data.csv_time_column", "sequence_index"),
+                 ("data.csv_feature_columns", "feature_columns"), ("--set data.window=", "window="),
+                 ("--conditions ", "conditions "), ("--condition ", "conditions "), ("--num ", "num_sequences="),
+                 ("--length ", "length="), ("--seed ", "seed="), ("--start ", "start="), ("--set ", ""))
+
+
+def in_python_terms(error):
+    """The same error with its message in this API's words: argument names for config keys and CLI flags."""
+    import re
+
+    text = str(error)
+    for old, new in _PYTHON_TERMS:
+        text = text.replace(old, new)
+    names = {key: alias for alias, key in ALIASES.items() if alias != key}
+    text = re.sub(r"\b((?:data|train|model\.generator|model\.discriminator)\.\w+)",
+                  lambda m: names.get(m.group(1), m.group(1)), text)
+    if text == str(error):
+        return error
+    new = copy.copy(error)
+    new.args = (text,)
+    return new
+
+
+def _checked_int(name, value, low, high=None):
+    """An int argument: TypeError for another type (bool included), ValueError outside [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}={value!r}: expected an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        bounds = f"at least {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{name}={value}: expected an integer {bounds}")
+    return value
 
 
 def _aliases():
@@ -76,12 +116,21 @@ class SequenceGAN:
     """A sequence GAN whose run folder holds its config, checkpoints, data and data summary.
 
     config: a YAML file, a config dict (nested sections, or dotted keys), or None for the defaults.
-    run: the run folder fit() trains into; default a temporary folder, removed with the model unless saved.
+    run: the run folder fit() trains into. Default: run_dir/name when either is given (as keywords or in
+        overrides), else a temporary folder, removed with the model unless saved.
     progress: show the training progress bar (tqdm.auto: a widget in a notebook, text in a terminal).
+    verbose: print the data summary and the training messages; default: the same as progress.
     overrides / keyword options: config values (see the module docstring), checked like `--set`.
+
+    After fit() (or load()), `model.run` is the run folder: an absolute path that `gan-sru generate --run`,
+    `evaluate` and `export` take as it is. Example (a complete one is in the module docstring):
+
+        model = SequenceGAN(steps=500, run_dir="runs", name="sensors", progress=False)
+        model.fit(df, sequence_key="sensor", sequence_index="time")
+        synthetic = model.sample(num_sequences=100, seed=0)
     """
 
-    def __init__(self, config=None, run=None, progress=True, overrides=None, **options):
+    def __init__(self, config=None, run=None, progress=True, overrides=None, verbose=None, **options):
         if config is None or isinstance(config, (str, os.PathLike)):
             cfg = load_config(config)
         elif isinstance(config, dict):
@@ -93,8 +142,17 @@ class SequenceGAN:
             key = config_key(name)
             _set(cfg, key, check_value(key, value, f"SequenceGAN({name}={value!r})"))
         self.cfg = resolve_config(cfg, where="SequenceGAN(...)")
-        self.run, self.progress = run, progress
-        self.run_path, self.layout, self._lengths = None, None, None
+        named = {"run_dir", "name"} & {config_key(k) for k in {**(overrides or {}), **options}}
+        if run is None and named:
+            run = os.path.join(self.cfg["run_dir"], self.cfg["name"])
+        self._target, self.progress = run, bool(progress)
+        self.verbose = self.progress if verbose is None else bool(verbose)
+        self.run_path, self.layout, self._reference = None, None, None
+
+    @property
+    def run(self):
+        """The run folder (an absolute path) after fit() or load(); None before."""
+        return self.run_path
 
     # ------------------------------------------------------------ training
 
@@ -121,16 +179,21 @@ class SequenceGAN:
                            ("categorical", categorical)):
             if value is not _UNSET:
                 data_cfg[key] = value
-        target = os.path.abspath(self.run) if self.run else None
+        target = os.path.abspath(self._target) if self._target else None
         if target and os.path.isdir(os.path.join(target, "checkpoints")) and os.listdir(
                 os.path.join(target, "checkpoints")):
-            raise RunFolderError(f"run folder {target} already holds checkpoints; give SequenceGAN another run=")
-        if isinstance(data, (str, os.PathLike)):
-            data_cfg["path"] = os.path.abspath(data)
-            write, layout = None, None
-        else:
-            write, layout, source = self._prepare_input(data, sequence_key, sequence_index, feature_columns, data_cfg)
-            load_dataset(data_cfg, cfg["seed"], source=source)  # every refusal before a file is written
+            raise RunFolderError(f"run folder {target} already holds checkpoints; give SequenceGAN another run= "
+                                 "(or name=)")
+        try:
+            if isinstance(data, (str, os.PathLike)):
+                data_cfg["path"] = os.path.abspath(data)
+                write, layout = None, None
+            else:
+                write, layout, source = self._prepare_input(data, sequence_key, sequence_index, feature_columns,
+                                                            data_cfg)
+                load_dataset(data_cfg, cfg["seed"], source=source)  # every refusal before a file is written
+        except GanSruError as e:
+            raise in_python_terms(e) from None
         if target is None:
             holder = tempfile.mkdtemp(prefix="gan_sru-")
             weakref.finalize(self, shutil.rmtree, holder, True)
@@ -142,16 +205,20 @@ class SequenceGAN:
                 data_cfg["path"] = write(os.path.join(target, "data"))
             cfg = resolve_config(cfg, where="SequenceGAN.fit")
             self._train(cfg)
-        except BaseException:
+        except BaseException as e:
             if created and not self._has_checkpoints(target):
                 shutil.rmtree(target, ignore_errors=True)  # a refused run leaves nothing
+            if isinstance(e, GanSruError):
+                raise in_python_terms(e) from None
             raise
         from gan_sru.data.summary import read_summary
 
         if layout is None:
             layout = _file_layout(read_summary(target))
+        from gan_sru.sampling import LAYOUT_FILE  # how sample() gives sequences back: the input's columns, dtypes
+
         atomic_write_text(os.path.join(target, LAYOUT_FILE), json.dumps(layout, indent=2) + "\n")
-        self.cfg, self.run_path, self.layout, self._lengths = cfg, target, layout, None
+        self.cfg, self.run_path, self.layout, self._reference = cfg, target, layout, None
         return self
 
     def _prepare_input(self, data, sequence_key, sequence_index, feature_columns, data_cfg=None):
@@ -207,7 +274,11 @@ class SequenceGAN:
         from gan_sru.train import Trainer
 
         nn.clear_parameters()  # the networks live in nnabla's global scope, as in TrainedRun: one model at a time
-        Trainer(cfg, progress=self.progress).train()
+        if self.verbose:
+            Trainer(cfg, progress=self.progress).train()
+            return
+        with open(os.devnull, "w") as quiet:
+            Trainer(cfg, progress=self.progress, out=quiet).train()
 
     @staticmethod
     def _has_checkpoints(folder):
@@ -216,39 +287,50 @@ class SequenceGAN:
 
     # ------------------------------------------------------------ sampling
 
-    def sample(self, num_sequences=1000, seed=0, length=None, conditions=None):
+    def sample(self, num_sequences=1000, seed=0, length=None, conditions=None, start=None):
         """`num_sequences` generated sequences in the training data's layout and units: a DataFrame like the
         input (column names, dtypes; see gan_sru.data.layout.to_layout), or an array for array input.
         Lengths are drawn from the training lengths (or all `length`); the same seed gives the same result.
-        Conditional runs: the DataFrame also has the categorical columns (original labels) and the attribute
-        columns; conditions: a DataFrame with one row of attributes per sequence (num_sequences is then its
-        length) or a dict {attribute: value} for all of them; None: attributes resampled from training."""
-        from gan_sru.data.layout import to_layout
-        from gan_sru.data.summary import read_summary
-        from gan_sru.sampling import TrainedRun, draw_lengths, generate_cut, training_split
+        start: the first time of every sequence (a date or a number, like the time column; default the
+        data's first time). Conditional runs: the DataFrame also has the categorical columns (original labels)
+        and the attribute columns; conditions: a DataFrame with one row of attributes per sequence
+        (num_sequences is then its length) or a dict {attribute: value} for all of them; None: attributes
+        resampled from training. Nothing is read but the run folder.
 
+        num_sequences: int from 1 to 1,000,000; seed: int >= 0; length: None or int >= 2. A wrong type is a
+        TypeError, a wrong value a ValueError, each naming the argument."""
+        from gan_sru.data.layout import to_layout
+        from gan_sru.sampling import MAX_NUM, Reference, TrainedRun, draw_lengths, generate_cut, sample_table
+
+        num_sequences = _checked_int("num_sequences", num_sequences, 1, MAX_NUM)
+        seed = _checked_int("seed", seed, 0, 2 ** 63 - 1)
+        if length is not None:
+            length = _checked_int("length", length, 2)
         if self.run_path is None:
             raise GanSruError("SequenceGAN.sample: the model is not trained; call fit() or SequenceGAN.load()")
-        if num_sequences < 1:
-            raise ConfigError(f"SequenceGAN.sample: num_sequences={num_sequences}; expected at least 1")
-        run = TrainedRun(self.run_path)  # the selected checkpoint (train.select), else the newest; its moving-average G
-        if self._lengths is None:
-            self._lengths = training_split(run.cfg)[0].lengths
-        rows, attrs = self._condition_rows(run, conditions, num_sequences, seed)
-        num_sequences = num_sequences if rows is None else len(rows)
-        lengths = draw_lengths(self._lengths, num_sequences, seed, length)
-        sequences = [run.scaler.inverse(s.astype(np.float64)) for s in generate_cut(run, lengths, seed, attrs)]
-        if not all(np.isfinite(s).all() for s in sequences):
-            raise CheckpointError(f"{self.run_path}: the generator gave non-finite values; the checkpoint is bad")
-        summary = read_summary(self.run_path) or {"time": {"kind": None}}
-        if run.encoding is None:
-            return to_layout(sequences, self.layout or {"kind": "array", "dtype": "float32", "ragged": False},
-                             summary["time"])
-        from gan_sru.conditional.api import with_columns
-        from gan_sru.conditional.conditions import sample_columns
+        try:
+            run = TrainedRun(self.run_path)  # the selected checkpoint (train.select), else the newest; its EMA G
+            if self._reference is None:
+                self._reference = Reference.of_run(run)
+            rows, attrs = self._condition_rows(run, conditions, num_sequences, seed)
+            num_sequences = num_sequences if rows is None else len(rows)
+            lengths = draw_lengths(self._reference.lengths, num_sequences, seed, length)
+            sequences = [run.scaler.inverse(s.astype(np.float64)) for s in generate_cut(run, lengths, seed, attrs)]
+            if not all(np.isfinite(s).all() for s in sequences):
+                raise CheckpointError(f"{self.run_path}: the generator gave non-finite values; the checkpoint is bad")
+            columns = None
+            if run.encoding is not None:
+                from gan_sru.conditional.conditions import sample_columns
 
-        continuous, columns = sample_columns(sequences, run.encoding, rows)
-        return with_columns(to_layout(continuous, self.layout, summary["time"]), columns, run.encoding)
+                sequences, columns = sample_columns(sequences, run.encoding, rows)
+            layout = self.layout or {"kind": "array", "dtype": "float32", "ragged": False}
+            if layout["kind"] == "array":
+                if start is not None:
+                    raise DataError(f"start={start!r}: the model was trained on arrays, which have no time column")
+                return to_layout(sequences, layout, {"kind": None})
+            return sample_table(run, sequences, columns, layout, start, flat=False)
+        except GanSruError as e:
+            raise in_python_terms(e) from None
 
     def _condition_rows(self, run, conditions, num, seed):
         """(rows (N, A) object or None, encoded attrs (N, W) or None) to sample for."""
@@ -260,7 +342,9 @@ class SequenceGAN:
 
     def save(self, path):
         """Copy the run folder to `path`, a new folder (config, checkpoints, data, summary, pictures), with
-        the config's data.path, run_dir and name pointing at the copy. Returns the path."""
+        the config's data.path, run_dir and name pointing at the copy. Returns the path. A saved folder can be
+        moved or copied again: sampling reads only the folder itself (its paths inside are relative to it).
+        A failed save (a full disk) leaves nothing at `path`, nor a partial copy beside it."""
         from gan_sru.train.run_folder import Checkpoint
 
         if self.run_path is None:
@@ -271,8 +355,8 @@ class SequenceGAN:
         if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
             raise RunFolderError(f"SequenceGAN.save: {path} already exists; expected a new folder")
         partial = f"{path}.{os.getpid()}.partial"
-        shutil.copytree(self.run_path, partial, ignore=shutil.ignore_patterns("run.lock", "*.tmp"))
         try:
+            shutil.copytree(self.run_path, partial, ignore=shutil.ignore_patterns("run.lock", "*.tmp", "*.partial"))
             cfg = load_config(os.path.join(partial, "config.yaml"))
             relocated = _relocate(cfg, self.run_path, path)
             from gan_sru.config import dump_config
@@ -286,15 +370,18 @@ class SequenceGAN:
             if os.path.isdir(path):
                 os.rmdir(path)
             os.replace(partial, path)
-        except BaseException:
+        except BaseException as e:
             shutil.rmtree(partial, ignore_errors=True)
+            if isinstance(e, OSError):
+                raise RunFolderError(f"SequenceGAN.save: cannot write {path}: {e.strerror or e}; nothing was "
+                                     "saved") from None
             raise
         return path
 
     @classmethod
-    def load(cls, path, progress=True):
-        """A model from a run folder (saved by save(), or trained by `gan-sru train`)."""
-        from gan_sru.data.summary import read_summary
+    def load(cls, path, progress=True, verbose=None):
+        """A model from a run folder (saved by save(), or trained by `gan-sru train`), wherever it now is."""
+        from gan_sru.sampling import run_layout
 
         path = os.path.abspath(path)
         if not os.path.isfile(os.path.join(path, "config.yaml")):
@@ -303,13 +390,9 @@ class SequenceGAN:
             raise CheckpointError(f"SequenceGAN.load: {path} holds no checkpoint")
         model = cls.__new__(cls)
         model.cfg = load_config(os.path.join(path, "config.yaml"))
-        model.run, model.progress, model.run_path, model._lengths = None, progress, path, None
-        layout_path = os.path.join(path, LAYOUT_FILE)
-        if os.path.isfile(layout_path):
-            with open(layout_path) as f:
-                model.layout = json.load(f)
-        else:
-            model.layout = _file_layout(read_summary(path))
+        model._target, model.progress, model.run_path, model._reference = path, bool(progress), path, None
+        model.verbose = model.progress if verbose is None else bool(verbose)
+        model.layout = run_layout(path) or {"kind": "array", "dtype": "float32", "ragged": False}
         return model
 
     @property

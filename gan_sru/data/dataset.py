@@ -12,6 +12,7 @@ from .missing import apply_missing, drop_windows
 from .scaling import MinMaxScaler
 
 _SPLIT_STREAM = 0x5917
+AUTO_WINDOW = 24  # window length for one long series when data.window is unset (at most half the series)
 BUILTIN_MAKERS = {"factors": make_factors, "lorenz96": make_lorenz96}  # (N, L, C, seed) -> list of (L, C)
 
 
@@ -161,13 +162,15 @@ def load_dataset(data_cfg, seed, source=None):
         name = kind
     raw, encoding = encode_raw(raw, data_cfg, name)
     window, stride = data_cfg.get("window"), data_cfg.get("window_stride", 1)
+    reason = "data.window"
+    if window is None and raw.info.get("layout") == "wide" and len(raw) == 1:
+        # one long series is no training set: cut it into windows, and say so in the summary
+        window = max(2, min(AUTO_WINDOW, len(raw.arrays[0]) // 2))
+        reason = (f"data.window unset, one series of {len(raw.arrays[0])} steps: cut automatically; set data.window "
+                  "to choose the length")
     missing = apply_missing(raw, data_cfg.get("missing", "error"), name, windows=window is not None)
     raw = missing.raw
     if raw.info.get("layout") == "wide":
-        if window is None and len(raw) == 1:
-            raise DataError(f"{name}: the data is one sequence of {len(raw.arrays[0])} steps (wide format: no id "
-                            "column); set data.window to cut it into training windows, e.g. --set data.window=24 "
-                            "(window=24 in the Python API)")
         short = [i for i, a in enumerate(raw.arrays) if window is not None and len(a) < window]
         if short:
             place = raw.places[short[0]]
@@ -178,7 +181,10 @@ def load_dataset(data_cfg, seed, source=None):
                 sequences_read=len(raw), lengths_read=[len(a) for a in raw.arrays], time=time_spacing(raw))
     if kind == "sines_classes":
         info["layout"] = "built-in"
-    return _scaled(raw.arrays, name, raw, info, window, stride, missing.report, encoding)
+    dataset = _scaled(raw.arrays, name, raw, info, window, stride, missing.report, encoding)
+    if window:
+        dataset.info["window"]["reason"] = reason
+    return dataset
 
 
 def _read(data_cfg, source):

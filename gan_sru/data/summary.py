@@ -49,6 +49,7 @@ def describe(dataset, data_cfg, seed):
                                         "action": "nothing to do: no value is missing"}),
         "time": info.get("time", {"kind": None}),
         "window": info.get("window"),
+        "encoding": info.get("encoding"),
         "training": {"sequences": len(dataset), "train": len(plan.train), "holdout": len(plan.holdout),
                      "lengths": _lengths(dataset.lengths), "split": plan.how, "blocks": plan.blocks,
                      "left_out": plan.left_out},
@@ -107,7 +108,16 @@ def summary_text(s):
         lines.append("  missing values: none")
     lines.append(f"  time: {_time_text(s['time'])}")
     if s["window"]:
-        lines.append(f"  windows: {s['window']['length']} steps every {s['window']['stride']}")
+        w = s["window"]
+        lines.append(f"  reshaped: cut into windows of {w['length']} steps every {w['stride']} "
+                     f"({w.get('reason', 'data.window')})")
+    enc = s.get("encoding") or {}
+    for c in enc.get("categorical", []):
+        labels = ", ".join(str(v) for v in c["labels"][:8]) + (", ..." if len(c["labels"]) > 8 else "")
+        lines.append(f"  reshaped: categorical column {c['name']!r} as {len(c['labels'])} one-hot channels "
+                     f"(labels {labels}); generated tables give the labels back")
+    for a in enc.get("attributes", []):
+        lines.append(f"  reshaped: attribute column {a['name']!r} as one value per sequence (data.attributes)")
     t = s["training"]
     lines.append(f"  training data: {_count(t['sequences'], 'sequence')} ({t['train']} train, {t['holdout']} held "
                  f"out), lengths {t['lengths']['min']} / {t['lengths']['median']:g} / {t['lengths']['max']}")
