@@ -27,8 +27,6 @@ SCHEMA = {
                        "source is file; relative to the working folder"),
     "data.max_file_bytes": Field("int", 4 * 2**30, ">= 1", "largest data file read, in bytes; larger ones are "
                                  "refused (raise it for bigger data)"),
-    "data.max_file_bytes": Field("int", 4 * 2**30, ">= 1", "largest data file read, in bytes; larger ones are "
-                                 "refused (raise it for bigger data)"),
     "data.num_sequences": Field("int", 10000, ">= 1", "number of built-in sequences"),
     "data.seq_len": Field("int", 24, ">= 2", "built-in data: length; sines_varlen: longest length"),
     "data.min_len": Field("int", 8, ">= 2", "sines_varlen: shortest length (lengths drawn U{min_len..seq_len})"),
