@@ -12,7 +12,6 @@ from gan_sru import DataError
 
 from .raw import ArrayPlace, RawData
 
-
 RAGGED_HINT = ("save ragged sequences as .npz with 'data' (N, L_max, C) zero-padded and 'lengths' (N,) "
                "instead: gan_sru.data.save_sequences(sequences, 'data.npz') writes it")
 

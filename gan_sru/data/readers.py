@@ -2,9 +2,10 @@
 
 Files: .csv and .csv.gz (pyarrow's CSV reader), .parquet (pandas + pyarrow), .npy and .npz (NumPy); a
 folder (every data file in it, sorted by name) or a glob pattern ('data/*.csv') reads several files, which
-must hold the same features and be all tables or all arrays. Only regular files are read (a FIFO or a device would block or
-never end), each at most max_file_bytes long (data.max_file_bytes). Tables (CSV, Parquet, DataFrames) go through gan_sru.data.tables: long format
-(an id column) or wide format (no id column: the file is one sequence), an optional time column.
+must hold the same features and be all tables or all arrays. Only regular files are read (a FIFO or a
+device would block or never end), each at most max_file_bytes long (data.max_file_bytes). Tables (CSV,
+Parquet, DataFrames) go through gan_sru.data.tables: long format (an id column) or wide format (no id
+column: the file is one sequence), an optional time column.
 pandas and pyarrow are imported on first use, so `import gan_sru.data` stays light.
 """
 import csv
