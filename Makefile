@@ -6,12 +6,13 @@
 #   make train-classes  train the conditional demo (configs/sines_classes.yaml: classes + a Markov state)
 #   make test        ruff + the full pytest suite (what CI runs)
 #   make test-fast   the unit tests (tests/unit) without those marked slow: for iterating (CI runs all)
+#   make docs        the documentation site (mkdocs.yml, docs/) into site/; warnings are errors
 VENV ?= .venv
 CONFIG ?= configs/sines.yaml
 PY := $(VENV)/bin/python
 READY := $(VENV)/.gan_sru_ready
 
-.PHONY: setup train train-classes test test-fast lint samples bench clean
+.PHONY: setup train train-classes test test-fast lint docs samples bench clean
 
 # Always runs the script: it only checks the venv when nothing changed.
 setup:
@@ -35,6 +36,10 @@ test-fast: $(READY)
 
 lint: $(READY)
 	$(VENV)/bin/ruff check .
+
+# The site builds with --strict: a broken link, anchor or reference fails it.
+docs: $(READY)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # Regenerates the pictures the README shows, into samples/.
 samples: $(READY)

