@@ -126,7 +126,7 @@ class Trainer:
     def meta(self, step):
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
                 "num_features": self.train_set.num_features,
-                "config": self.cfg, "world_size": self.comm.size, "format": 1,
+                "config": self.cfg.model_dump(), "world_size": self.comm.size, "format": 1,
                 "selection": self.selection.to_dict(self.cfg["train"]["select"]), **self._conditioning()}
 
     def _conditioning(self):

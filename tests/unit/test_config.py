@@ -8,6 +8,8 @@ import pytest
 from gan_sru import ConfigError
 from gan_sru.config import (
     SCHEMA,
+    Config,
+    TrainConfig,
     dump_config,
     load_config,
     parse_override,
@@ -228,7 +230,8 @@ def test_wrong_types_refused(tmp_path, text, pattern):
     ("train:\n  g_lr: 0\n", r"train.g_lr: got 0.0 \(float\); expected a number > 0"),
     ("train:\n  steps: 0\n", r"train.steps: got 0 \(int\); expected an integer >= 1"),
     ("data:\n  holdout_fraction: 1.0\n", r"holdout_fraction: got 1.0 \(float\); expected a number \[0, 1\)"),
-    ("seed: -1\n", r"seed: got -1 \(int\); expected an integer >= 0"),
+    ("seed: -1\n", r"seed: got -1 \(int\); expected an integer \[0, 4294967295\]"),
+    ("seed: 4294967296\n", r"seed: got 4294967296 \(int\); expected an integer \[0, 4294967295\]"),
     ("train:\n  grad_clip: -1\n", r"grad_clip: got -1.0 \(float\); expected a number > 0 or null"),
     ("train:\n  g_lr: 1e400\n", r"g_lr: got inf \(float\)"),
 ])
@@ -299,3 +302,54 @@ def test_budget_and_terms_load_and_round_trip(tmp_path):
 ])
 def test_budget_and_terms_refused(tmp_path, text, pattern):
     refused(tmp_path, text, pattern)
+
+
+# ---------------------------------------------------------------- typed models, dict access, old run folders
+
+def test_typed_attributes_and_dict_access_agree(tmp_path):
+    cfg = load_config(write(tmp_path, "train:\n  steps: 10\n  g_lr: 1\n"))
+    assert isinstance(cfg, Config) and isinstance(cfg.train, TrainConfig)
+    assert cfg.train.steps == cfg["train"]["steps"] == 10
+    assert cfg.train.g_lr == 1.0 and isinstance(cfg.train.g_lr, float)  # an integer read for a float key
+    assert cfg.model.generator.name == cfg["model"]["generator"]["name"] == "sru"
+    assert "steps" in cfg["train"] and "nope" not in cfg["train"] and cfg["train"].get("nope", 7) == 7
+    assert cfg["train"].get("batch_size") == 128 and len(cfg["train"]) == len(TrainConfig.model_fields)
+    assert dict(cfg["train"])["steps"] == 10 and list(cfg["train"])[0] == "steps"
+    cfg["train"]["steps"] = 20
+    cfg["data"].update({"num_sequences": 50}, seq_len=12)
+    assert cfg.train.steps == 20 and cfg.data.num_sequences == 50 and cfg.data.seq_len == 12
+    with pytest.raises(KeyError):
+        cfg["train"]["nope"]
+    assert cfg == cfg.model_dump() and cfg["train"] == cfg.model_dump()["train"]
+    assert cfg != load_config(None)
+
+
+def test_resolve_config_takes_a_config_and_dotted_keys():
+    cfg = resolve_config({"train.steps": 5, "model": {"generator": {"hidden_size": 8}}})
+    assert cfg.train.steps == 5 and cfg.model.generator.hidden_size == 8
+    assert resolve_config(cfg) == cfg and resolve_config(cfg) is not cfg
+
+
+def test_schema_table_is_derived_from_the_models():
+    assert SCHEMA["train.steps"] == ("int", 2000, ">= 1", "generator updates")
+    assert SCHEMA["data.holdout_fraction"][:3] == ("float", 0.1, "[0, 1)")
+    assert SCHEMA["model.generator.noise_dim"].kind == "int?"
+    assert SCHEMA["data.attributes"].kind == "list[str]?" and SCHEMA["train.terms"].kind == "list[dict]?"
+    assert SCHEMA["train.loss"].allowed == ("non_saturating", "hinge", "least_squares", "wasserstein")
+    assert all(f.doc and "\n" not in f.doc for f in SCHEMA.values())
+    for key, field in SCHEMA.items():  # a default is itself a valid value
+        assert resolve_config({key: field.default}) == load_config(None), key
+
+
+def test_legacy_run_folder_config_loads(tmp_path):
+    """A run folder's config.yaml as the dict-based config code wrote it (header comment, every key) still
+    loads, and dumping and loading it again gives the same config."""
+    path = os.path.join(REPO, "tests", "data", "legacy_run_config.yaml")
+    cfg = load_config(path)
+    assert cfg.name == "wide" and cfg.data.source == "factors" and cfg.data.num_features == 28
+    assert cfg.train.steps == 2 and cfg.train.r1_stride == 4 and cfg.model.generator.oscillators is True
+    assert cfg.train.budget is None and cfg.train.terms is None  # keys added since: their defaults
+    out = tmp_path / "config.yaml"
+    dump_config(cfg, out, comment="world_size: 1")
+    assert out.read_text().startswith("# world_size: 1\nname: wide\n")
+    assert load_config(out) == cfg

@@ -6,6 +6,7 @@
 import re
 
 import yaml
+from pydantic import BaseModel
 
 from gan_sru import ConfigError
 
@@ -27,7 +28,11 @@ class _Loader(yaml.SafeLoader):
 
 
 class _Dumper(yaml.SafeDumper):
-    """SafeDumper that quotes every string _Loader would read as something else, so dump->load is exact."""
+    """SafeDumper that quotes every string _Loader would read as something else, so dump->load is exact,
+    and writes a config model as its nested mapping."""
+
+
+_Dumper.add_multi_representer(BaseModel, lambda dumper, model: dumper.represent_dict(model.model_dump()))
 
 
 # Plain YAML 1.1 reads 1e-3 as a string (it wants 1.0e-3), crashes on '._', and reads 2001-12-14 as a date.
@@ -60,8 +65,6 @@ def parse_yaml(text, where):
         raise ConfigError(f"{where}: YAML is nested too deeply") from None
     except Exception as e:  # PyYAML constructors raise ValueError, TypeError, ... on odd scalars
         raise ConfigError(f"{where}: cannot read YAML value ({type(e).__name__}: {e})") from None
-
-
 
 
 def dump_yaml(tree):

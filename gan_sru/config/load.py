@@ -1,31 +1,21 @@
-"""Config files: one schema table, YAML loading with validation, `--set` overrides, atomic dump.
+"""Loading configs: YAML files and `--set` overrides validated into a typed Config, defaults filled in.
 
-A config is a nested plain dict once loaded, every key of SCHEMA filled in:
-
-    cfg = load_config("configs/sines.yaml", overrides=["train.steps=500"])
-    cfg["train"]["steps"]  # -> 500
-
-Every refusal is a gan_sru.ConfigError whose message names the file (or the override),
-the dotted key, the bad value and what was expected.
-
-The schema table itself is in schema.py, the YAML dialect in yaml_dialect.py.
+Unknown keys are refused with the nearest known key ("did you mean 'train.steps'?"), and every pydantic
+error becomes a ConfigError naming the file (or the override), the dotted key, the value and the expectation.
 """
-import copy
 import difflib
-import math
 import os
 import re
 import reprlib
 
+from pydantic import BaseModel, ValidationError
+
 from gan_sru import ConfigError
+from gan_sru.config.models import SCHEMA, SECTIONS, Config, plain, section_model
+from gan_sru.config.yaml import dump_yaml, parse_yaml
 from gan_sru.data.readers import SUFFIXES as DATA_SUFFIXES
 from gan_sru.files import atomic_write_text
 from gan_sru.registry import Registry, load_builtin_networks
-from gan_sru.schema import SCHEMA
-from gan_sru.yaml_dialect import dump_yaml, parse_yaml
-
-SECTIONS = sorted({key.rsplit(".", 1)[0] for key in SCHEMA if "." in key}
-                  | {key.split(".", 1)[0] for key in SCHEMA if "." in key})
 
 _repr = reprlib.Repr()
 _repr.maxstring = 60
@@ -45,18 +35,6 @@ def _kind_name(value):
 
 
 # ---------------------------------------------------------------- one value
-
-def _in_range(x, spec):
-    """True when the number x lies in spec: '>= a', '> a', '[a, b)', '(a, b]', ..."""
-    if spec.startswith(">="):
-        return x >= float(spec[2:])
-    if spec.startswith(">"):
-        return x > float(spec[1:])
-    lo, hi = (float(s) for s in spec[1:-1].split(","))
-    lo_ok = x >= lo if spec[0] == "[" else x > lo
-    hi_ok = x <= hi if spec[-1] == "]" else x < hi
-    return lo_ok and hi_ok
-
 
 def _choices(field):
     """The allowed values of a field with a fixed set of them (a registry's names in registration order), or None."""
@@ -86,70 +64,61 @@ def _expected(field):
     return text
 
 
+def _refusal(key, value, error, where):
+    """The ConfigError for pydantic's `error` (one entry of ValidationError.errors()) on dotted `key`."""
+    field, kind, extra = SCHEMA[key], SCHEMA[key].kind.rstrip("?"), ""
+    if value is None:
+        pass
+    elif kind == "str" and isinstance(value, (bool, int, float)):
+        extra = " (quote it in YAML if it is meant as text)"
+    elif kind == "list[str]":
+        repeated = error["type"] == "value_error" and "repeats" in str(error["ctx"]["error"])
+        extra = " (without repeats)" if repeated else " (a non-empty list of non-empty strings)"
+    elif _choices(field) is not None:
+        close = difflib.get_close_matches(str(value), _choices(field), n=1)
+        extra = f" (did you mean {close[0]!r}?)" if close else ""
+    elif error["type"] == "finite_number":
+        extra = " (finite)"
+    elif kind == "float" and isinstance(value, int) and not isinstance(value, bool):
+        if error["type"] == "float_type":
+            extra = " (too large)"
+        else:  # out of range: shown as the number it was read as
+            value = float(value)
+    elif error["type"] == "string_too_short":
+        extra = " (not empty)"
+    elif error["type"] == "value_error" and kind == "list[dict]":
+        extra = f" ({error['ctx']['error']})"
+    return ConfigError(f"{where}: {key}: got {_show(value)} ({_kind_name(value)}); expected {_expected(field)}{extra}")
+
+
+def _translate(error, tree, origins, where):
+    """ValidationError -> ConfigError for its first error; `origins` names the file or override of each key."""
+    first = error.errors()[0]
+    parts = []
+    for part in first["loc"]:
+        if ".".join(parts + [str(part)]) in SCHEMA or ".".join(parts + [str(part)]) in SECTIONS:
+            parts.append(str(part))
+        else:
+            break
+    key = ".".join(parts)
+    if key not in SCHEMA:  # not expected: the flattening refuses unknown keys and non-mapping sections first
+        return ConfigError(f"{where}: {key or 'top level'}: {first['msg']}")
+    node = tree
+    for part in parts:
+        node = node[part]
+    return _refusal(key, node, first, origins.get(key, where))
+
+
 def check_value(key, value, where):
     """Validate one value for dotted `key`; returns it normalised (int -> float for floats).
 
     Raises ConfigError naming `where`, the key, the value and the expectation.
     """
-    field = SCHEMA[key]
-    kind = field.kind.rstrip("?")
-
-    def refuse(extra=""):
-        raise ConfigError(f"{where}: {key}: got {_show(value)} ({_kind_name(value)}); "
-                          f"expected {_expected(field)}{extra}")
-
-    if value is None:
-        if field.kind.endswith("?"):
-            return None
-        refuse()
-    if kind == "bool":
-        if not isinstance(value, bool):
-            refuse()
-        return value
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            refuse()
-    elif kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            refuse()
-        try:
-            value = float(value)
-        except OverflowError:
-            refuse(" (too large)")
-        if not math.isfinite(value):
-            refuse(" (finite)")
-    elif kind == "str":
-        if not isinstance(value, str):
-            refuse(" (quote it in YAML if it is meant as text)" if isinstance(value, (bool, int, float)) else "")
-        if value == "" and _choices(field) is None:
-            refuse(" (not empty)")
-        if isinstance(field.allowed, re.Pattern) and not field.allowed.fullmatch(value):
-            refuse()
-    elif kind == "list[str]":
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            refuse(" (a non-empty list of non-empty strings)")
-        if len(set(value)) != len(value):
-            refuse(" (without repeats)")
-        return list(value)
-    elif kind == "list[dict]":
-        if not isinstance(value, list):
-            refuse()
-        for i, item in enumerate(value):
-            if not isinstance(item, dict) or not all(isinstance(k, str) and k for k in item):
-                refuse(f" (entry {i} is not a mapping with text keys)")
-            if not isinstance(item.get("name"), str) or not item["name"]:
-                refuse(f" (entry {i} has no 'name' string)")
-            weight = item.get("weight", 0.0)
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
-                refuse(f" (entry {i}: weight {_show(weight)} is not a finite number)")
-        return [dict(item) for item in value]
-    choices = _choices(field)
-    if choices is not None and value not in choices:
-        close = difflib.get_close_matches(str(value), choices, n=1)
-        refuse(f" (did you mean {close[0]!r}?)" if close else "")
-    if isinstance(field.allowed, str) and not _in_range(value, field.allowed):
-        refuse()
-    return value
+    section, _, leaf = key.rpartition(".")
+    try:
+        return getattr(section_model(section).model_validate({leaf: value}), leaf)
+    except ValidationError as e:
+        raise _refusal(key, value, e.errors()[0], where) from None
 
 
 # ---------------------------------------------------------------- keys and nesting
@@ -183,14 +152,14 @@ def _flatten(tree, prefix, where):
 
 
 def _nest(flat):
-    """{dotted key: value} -> nested dict, in SCHEMA order."""
+    """{dotted key: value} -> nested dict of the keys given."""
     tree = {}
-    for key in SCHEMA:
+    for key, value in flat.items():
         node = tree
         *parents, leaf = key.split(".")
         for p in parents:
             node = node.setdefault(p, {})
-        node[leaf] = flat[key]
+        node[leaf] = value
     return tree
 
 
@@ -278,36 +247,39 @@ def _check_together(flat, where):
 
 
 def resolve_config(raw, where="<config>", overrides=()):
-    """Validate a nested mapping (as read from YAML), apply `overrides`, fill defaults.
+    """Validate a nested mapping (as read from YAML, or a Config), apply `overrides`, fill defaults.
 
-    raw: dict (or None for all defaults). where: name used in messages (usually the file).
-    Returns the resolved nested dict; raises ConfigError.
+    raw: dict, Config or None (all defaults). where: name used in messages (usually the file).
+    Returns the resolved Config; raises ConfigError.
     """
     if raw is None:
         raw = {}
+    if isinstance(raw, (BaseModel, dict)):
+        raw = plain(raw)
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: top level is {_kind_name(raw)}; expected a mapping of sections and keys "
                           f"(e.g. 'train:\\n  steps: 500')")
-    flat = {key: copy.deepcopy(f.default) for key, f in SCHEMA.items()}
-    for key, value in _flatten(raw, "", where).items():
-        flat[key] = check_value(key, value, where)
+    flat = _flatten(raw, "", where)
+    origins = dict.fromkeys(flat, where)
     for text in overrides:
         parts, value = parse_override(text)
         key, override_where = ".".join(parts), f"--set {text!r}"
-        if key in SECTIONS:
-            items = _flatten(value, key, override_where).items()
-        else:
-            items = [(key, value)]
-        for k, v in items:
-            flat[k] = check_value(k, v, override_where)
-    _check_together(flat, where + (" (with --set overrides)" if overrides else ""))
-    return _nest(flat)
+        items = _flatten(value, key, override_where) if key in SECTIONS else {key: value}
+        flat.update(items)
+        origins.update(dict.fromkeys(items, override_where))
+    tree = _nest(flat)
+    try:
+        cfg = Config.model_validate(tree)
+    except ValidationError as e:
+        raise _translate(e, tree, origins, where) from None
+    _check_together(flat_config(cfg), where + (" (with --set overrides)" if overrides else ""))
+    return cfg
 
 
 def load_config(path=None, overrides=()):
     """Read a YAML config file, apply `--set` overrides ('a.b=value'), validate, fill defaults.
 
-    path: file path or None for the defaults. Returns the resolved nested dict; raises ConfigError.
+    path: file path or None for the defaults. Returns the resolved Config; raises ConfigError.
     """
     if path is None:
         return resolve_config({}, "<defaults>", overrides)
@@ -331,12 +303,12 @@ def load_config(path=None, overrides=()):
 def dump_config(cfg, path, comment=None):
     """Write `cfg` as YAML to `path` atomically (temp file in the same folder, fsync, os.replace), after
     `comment` as `# ` lines if given (a record for people; loading ignores it)."""
-    text = "".join(f"# {line}\n" for line in (comment or "").splitlines()) + dump_yaml(cfg)
+    text = "".join(f"# {line}\n" for line in (comment or "").splitlines()) + dump_yaml(plain(cfg))
     atomic_write_text(path, text)
 
 
 def schema_markdown():
-    """The schema as a Markdown table (key | type | default | allowed | meaning) for the README."""
+    """The config reference as a Markdown table (key | type | default | allowed | meaning), from the models."""
     def cell(text):
         return str(text).replace("|", "\\|")
 

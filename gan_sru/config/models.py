@@ -1,0 +1,406 @@
+"""The config's typed models: one pydantic model per section, each key with its type, default, range and one
+line of meaning. New keys go here (a field on the section's model); gan_sru.schema's table, the config
+reference and the loader all read them from these models.
+
+    cfg = load_config("configs/sines.yaml")   # a Config
+    cfg.train.steps                           # typed attribute access
+    cfg["train"]["steps"]                     # the same value: sections also read and write like dicts
+
+Values are checked strictly (no text for numbers, no booleans for integers; an integer is taken for a float).
+"""
+import math
+import re
+from collections import namedtuple
+from collections.abc import Mapping
+from typing import Literal, Optional, Union, get_args, get_origin
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import core_schema
+from typing_extensions import Annotated
+
+from gan_sru.registry import (DISCRIMINATORS, GENERATORS, LOSSES, OUTPUT_ACTIVATIONS, STRATEGIES, Registry,
+                              load_builtin_networks)
+
+
+class Registered:
+    """Field metadata: the value must be a name in `registry` (filled by gan_sru.models and user modules)."""
+
+    def __init__(self, registry: Registry):
+        self.registry = registry
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def check(self, value):
+        load_builtin_networks()
+        if value not in self.registry:
+            raise ValueError(f"not a registered {self.registry.kind}")
+        return value
+
+
+class Matching:
+    """Field metadata: the whole string must match `pattern`."""
+
+    def __init__(self, pattern: str):
+        self.pattern = re.compile(pattern)
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def check(self, value):
+        if not self.pattern.fullmatch(value):
+            raise ValueError(f"does not match {self.pattern.pattern}")
+        return value
+
+
+def _unique(values):
+    if len(set(values)) != len(values):
+        raise ValueError("without repeats")
+    return values
+
+
+def _terms(values):
+    """Loss terms: mappings with text keys, a non-empty 'name' string and, if given, a finite numeric weight."""
+    for i, item in enumerate(values):
+        if not isinstance(item, dict) or not all(isinstance(k, str) and k for k in item):
+            raise ValueError(f"entry {i} is not a mapping with text keys")
+        if not isinstance(item.get("name"), str) or not item["name"]:
+            raise ValueError(f"entry {i} has no 'name' string")
+        weight = item.get("weight", 0.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+            raise ValueError(f"entry {i}: weight {weight!r} is not a finite number")
+    return [dict(item) for item in values]
+
+
+Text = Annotated[str, StringConstraints(min_length=1)]  # a non-empty string
+Columns = Annotated[list[Text], Field(min_length=1), AfterValidator(_unique)]  # column names, at least one
+Terms = Annotated[list, AfterValidator(_terms)]  # [{name: ..., weight: ..., options}]
+RunName = Annotated[str, Matching(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")]
+Duration = Annotated[str, Matching(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+")]  # 90s, 15m, 1h, 1h30m
+
+
+def key(default, doc, **constraints):
+    """A config key: its default, one line of meaning, and pydantic constraints (ge=1, gt=0, ...)."""
+    if any(isinstance(v, float) for v in constraints.values()) or isinstance(default, float):
+        constraints.setdefault("allow_inf_nan", False)
+    return Field(default, description=doc, **constraints)
+
+
+def section(cls):
+    """A sub-section field, filled with its defaults when the file leaves it out."""
+    return Field(default_factory=cls)
+
+
+class Section(BaseModel):
+    """A config section. Also reads and writes like the nested dict configs were (`s["key"]`, `s.get(k)`,
+    `k in s`, `s[k] = v`, keys/items, == a dict); assignments are not re-validated, as with a dict."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    def __getitem__(self, name):
+        if name not in type(self).model_fields:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __setitem__(self, name, value):
+        if name not in type(self).model_fields:
+            raise KeyError(name)
+        setattr(self, name, value)
+
+    def __contains__(self, name):
+        return name in type(self).model_fields
+
+    def __iter__(self):
+        return iter(type(self).model_fields)
+
+    def __len__(self):
+        return len(type(self).model_fields)
+
+    def get(self, name, default=None):
+        return getattr(self, name) if name in type(self).model_fields else default
+
+    def keys(self):
+        return list(type(self).model_fields)
+
+    def values(self):
+        return [getattr(self, k) for k in type(self).model_fields]
+
+    def items(self):
+        return [(k, getattr(self, k)) for k in type(self).model_fields]
+
+    def update(self, other=(), **more):
+        for k, v in {**dict(other), **more}.items():
+            self[k] = v
+
+    def __eq__(self, other):
+        if isinstance(other, BaseModel):
+            return type(self) is type(other) and self.model_dump() == other.model_dump()
+        if isinstance(other, Mapping):
+            return self.model_dump() == plain(other)
+        return NotImplemented
+
+    __hash__ = None
+
+
+def plain(value):
+    """A config, section or nested mapping -> plain nested dicts (for JSON, YAML, comparisons)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+class DataConfig(Section):
+    """data: where the sequences come from and how they are cut, cleaned and split."""
+
+    source: Literal["sines", "sines_varlen", "factors", "lorenz96", "sines_classes", "file"] = key(
+        "sines", "built-in sines (TimeGAN protocol), sines of random lengths, a wide latent-factor process "
+        "(factors), the Lorenz-96 system, labelled sines (sines_classes), or a file")
+    path: Optional[Text] = key(None, "data file (.csv, .csv.gz, .parquet, .npy, .npz), folder or glob pattern, when "
+                                     "source is file; relative to the working folder")
+    max_file_bytes: int = key(4 * 2**30, "largest data file read, in bytes; larger ones are refused", ge=1)
+    num_sequences: int = key(10000, "number of built-in sequences", ge=1)
+    seq_len: int = key(24, "built-in data: length; sines_varlen: longest length", ge=2)
+    min_len: int = key(8, "sines_varlen: shortest length (lengths drawn U{min_len..seq_len})", ge=2)
+    num_features: int = key(5, "number of built-in features", ge=1)
+    csv_id_column: Optional[Text] = key("id", "tables: column holding the sequence id (long format), used where a "
+                                              "file has it; null: each file is one sequence")
+    csv_time_column: Optional[Text] = key("time", "tables: column holding the time (numbers or ISO dates) that orders "
+                                                  "the rows, used where a file has it; null: row order")
+    csv_feature_columns: Optional[Columns] = key(None, "tables: feature columns; null: all others (numeric)")
+    attributes: Optional[Columns] = key(None, "tables: per-sequence attribute columns that condition the GAN; "
+                                              "sines_classes: null means [class]")
+    categorical: Optional[Columns] = key(None, "tables: per-step categorical feature columns (Gumbel-softmax); "
+                                               "sines_classes: null means [state]")
+    max_categories: int = key(50, "most distinct values a categorical column may hold", ge=2)
+    num_classes: int = key(3, "sines_classes: number of classes", ge=2)
+    missing: Literal["error", "drop", "interpolate"] = key(
+        "error", "missing values: refuse them, drop the sequences (windows) holding any, or interpolate in time")
+    window: Optional[int] = key(None, "file data: cut sequences into sliding windows of this length; null: keep "
+                                      "them whole", ge=2)
+    window_stride: int = key(1, "file data: step between window starts", ge=1)
+    num_buckets: int = key(3, "number of length buckets (quantiles of the lengths)", ge=1)
+    holdout_fraction: float = key(0.1, "share of sequences held out as real data for evaluate", ge=0, lt=1)
+    holdout_split: Literal["random", "blocks"] = key(
+        "random", "held-out share: random sequences, or contiguous blocks no training window overlaps")
+    holdout_blocks: int = key(5, "with blocks: how many contiguous held-out runs", ge=1)
+
+
+class GeneratorConfig(Section):
+    """model.generator: the generator network; null sizes come from the data (gan_sru/sizes.py)."""
+
+    name: Annotated[str, Registered(GENERATORS)] = key("sru", "generator architecture (gan_sru/models/generators.py)")
+    noise_dim: Optional[int] = key(None, "noise features per time step; null: from the data", ge=1)
+    static_noise_dim: Optional[int] = key(None, "noise features drawn once per sequence, fed at every step; null: "
+                                                "from the data", ge=0)
+    output_noise_dim: Optional[int] = key(0, "per-step noise features mixed into the outputs past the SRU (each "
+                                             "feature's innovations); 0: off; null: one per feature", ge=0)
+    time_feature: bool = key(True, "feed t / (longest length - 1) at every step")
+    highway_bias: float = key(0.0, "initial reset-gate bias; > 0 starts the output on the smoothed state")
+    hidden_size: Optional[int] = key(None, "SRU hidden size; null: from the data", ge=1)
+    num_layers: Optional[int] = key(None, "stacked SRU layers; null: from the data", ge=1)
+    bidirectional: bool = key(False, "bidirectional SRU layers")
+    weight_c: bool = key(False, "2018 SRU form: v * c[t-1] in both gates")
+    activation: Literal["tanh", "identity"] = key("tanh", "the SRU's g in h = r * g(c) + (1 - r) * x")
+    layer_norm: bool = key(False, "layer normalisation of each layer's input")
+    dropout: float = key(0.0, "dropout between SRU layers", ge=0, lt=1)
+    oscillators: bool = key(False, "also feed a bank of sin/cos inputs with per-sequence random phases "
+                                   "(static_noise_dim of them)")
+    oscillator_tuning: bool = key(False, "with oscillators: per-sequence frequencies, scaled by a learned map of "
+                                         "the per-sequence input")
+    oscillator_grid: Literal["auto", "linear", "log"] = key(
+        "auto", "with oscillators: the bank's frequencies, linear or log-spaced; auto: from the longest length")
+    initial_state: bool = key(False, "the SRU's initial cell states are a learned map of the per-sequence noise "
+                                     "(samples start mid-stream)")
+    output_activation: Literal[OUTPUT_ACTIVATIONS] = key(
+        "sigmoid", "activation of the output features (data scaled to [0, 1]); sigmoid_margin: range (-0.25, 1.25)")
+
+
+class DiscriminatorConfig(Section):
+    """model.discriminator: the discriminator network."""
+
+    name: Annotated[str, Registered(DISCRIMINATORS)] = key(
+        "sru_bi", "bidirectional SRU or 1-D convolutions over time (gan_sru/models/discriminators.py)")
+    hidden_size: Optional[int] = key(None, "sru_bi: hidden size per direction; null: from the data", ge=1)
+    pooled_stats: bool = key(False, "sru_bi: the head also reads each sequence's per-feature mean, std, mean "
+                                    "|step| and correlations")
+    step_features: bool = key(False, "sru_bi: a per-step layer on [x_t, differences] before the SRU (roughness, "
+                                     "local shape)")
+    step_window: int = key(2, "with step_features: the steps whose differences that layer reads", ge=2)
+    minibatch_std: int = key(0, "> 1: the head also reads feature stds over groups of this many sequences; "
+                                "0 or 1: off", ge=0)
+    projection: bool = key(False, "runs with data.attributes: projection discriminator instead of attributes "
+                                  "joined to every step")
+    spectral: bool = key(False, "with projection: also a head on each feature's magnitude spectrum")
+    num_layers: int = key(1, "stacked layers", ge=1)
+    identity_skip: bool = key(False, "sru_bi: layers after the first take their skip input from their input, "
+                                     "as the official SRU does")
+    channels: int = key(64, "conv1d: channels per layer", ge=1)
+    kernel_size: int = key(5, "conv1d: kernel size over time", ge=1)
+
+
+class ModelConfig(Section):
+    """model: the two networks."""
+
+    generator: GeneratorConfig = section(GeneratorConfig)
+    discriminator: DiscriminatorConfig = section(DiscriminatorConfig)
+
+
+class TrainConfig(Section):
+    """train: the optimisation, the loss terms, checkpoints and logs."""
+
+    steps: int = key(2000, "generator updates", ge=1)
+    budget: Optional[Duration] = key(None, "wall-time budget such as 90s, 15m, 1h or 1h30m; null: train.steps")
+    terms: Optional[Terms] = key(None, "the generator's extra loss terms, each {name, weight, options}; null: "
+                                       "from the recipe")
+    batch_size: int = key(128, "sequences per batch", ge=1)
+    loss: Literal[LOSSES] = key("non_saturating", "GAN loss")
+    strategy: Literal[STRATEGIES] = key("detached", "how the fake batch is shared by the D and G steps")
+    n_critic: int = key(1, "discriminator updates per generator update", ge=1)
+    g_lr: float = key(0.001, "generator Adam learning rate", gt=0)
+    d_lr: float = key(0.001, "discriminator Adam learning rate", gt=0)
+    lr_schedule: Literal["constant", "linear", "cosine"] = key(
+        "constant", "both learning rates: constant, or decayed linearly or on a half cosine")
+    lr_decay_start: float = key(0.5, "fraction of train.steps after which the learning-rate decay begins",
+                                ge=0, le=1)
+    lr_end_factor: float = key(0.1, "the learning rates at train.steps, as a fraction of g_lr and d_lr", ge=0, le=1)
+    beta1: float = key(0.5, "Adam beta1", ge=0, lt=1)
+    beta2: float = key(0.999, "Adam beta2", ge=0, lt=1)
+    g_ema: float = key(0.995, "decay of the moving average of G's weights used for sampling; 0: off", ge=0, lt=1)
+    g_ema_rampup: Optional[float] = key(None, "cap the average's half-life at this fraction of the updates so far; "
+                                              "null: off", gt=0)
+    moment_loss: float = key(0.0, "weight of G's term on the batch's feature means, stds and correlations; 0: off",
+                             ge=0)
+    marginal_loss: float = key(0.0, "weight of G's term on each feature's distribution of values (Wasserstein-1); "
+                                    "0: off", ge=0)
+    class_moment_loss: float = key(0.0, "weight of the moment term within each class of the first categorical "
+                                        "attribute; 0: off", ge=0)
+    innovation_loss: float = key(0.0, "weight of G's term on the std and correlations of x_t - x_t-1; 0: off", ge=0)
+    sequence_moment_loss: float = key(0.0, "weight of G's term on each sequence's own statistics (mean, std, "
+                                           "autocorrelation, spectrum); 0: off", ge=0)
+    sequence_whitened_loss: float = key(0.0, "weight of G's term on each sequence's statistics in their principal "
+                                             "axes (gan_sru/ops/whitened.py); 0: off", ge=0)
+    sequence_whitened_rescale: bool = key(False, "with sequence_whitened_loss: scale each principal axis to the "
+                                                 "spread on held-apart real statistics")
+    sequence_moment_tails: bool = key(False, "with sequence_moment_loss: also each sequence's skewness and kurtosis")
+    sequence_moment_lags: int = key(1, "with sequence_moment_loss: autocorrelation lags 1 .. N (at most L - 2)",
+                                    ge=1)
+    window_covariance_loss: float = key(0.0, "weight of G's term on the whitened covariance of windows of "
+                                             "consecutive steps (gan_sru/ops/covariance.py); 0: off", ge=0)
+    window_covariance_lags: int = key(1, "with window_covariance_loss: the lags in a window (0: each step alone)",
+                                      ge=0)
+    predictor_loss: float = key(0.0, "weight of G's term on the data's next-step regression residuals "
+                                     "(gan_sru/ops/predictor.py); 0: off", ge=0)
+    predictor_lags: int = key(5, "with predictor_loss: the past steps the regression reads besides the current one",
+                              ge=0)
+    step_profile_loss: float = key(0.0, "weight of G's term on each position's mean and spread along the whitened "
+                                        "axes (gan_sru/ops/step_profile.py); 0: off", ge=0)
+    window_covariance_whitening: Literal["window", "step"] = key(
+        "window", "with window_covariance_loss: whiten by the windows' covariance, or each step by the steps' axes")
+    r1_gamma: float = key(0.0, "weight of D's R1 gradient penalty on real sequences (by finite differences); 0: off",
+                          ge=0)
+    r1_epsilon: float = key(0.01, "with r1_gamma: the finite-difference step, in the data's [0, 1] scale", gt=0)
+    r1_every: int = key(1, "lazy R1: the penalty at every k-th D update, weighted k x r1_gamma", ge=1)
+    r1_stride: int = key(1, "with r1_gamma: the penalty on every k-th real sequence; a process's batch share must "
+                            "be a multiple of k", ge=1)
+    grad_clip: Optional[float] = key(None, "clip gradients to this global norm; null: no clipping", gt=0)
+    weight_clip: float = key(0.01, "wasserstein only: clip D weights to [-c, c]", gt=0)
+    gumbel_tau_start: float = key(1.0, "categorical features: Gumbel-softmax temperature at step 0", gt=0)
+    gumbel_tau_end: float = key(0.3, "categorical features: temperature at train.steps (exponential decay)", gt=0)
+    attribute_loss_weight: float = key(1.0, "runs with data.attributes: weight of the auxiliary attribute "
+                                            "classifier's loss (AC-GAN); 0: off", ge=0)
+    select: Literal["none", "discriminative"] = key(
+        "none", "checkpoint selection by TimeGAN's post-hoc classifier; none: the newest checkpoint")
+    select_num: int = key(1000, "checkpoint selection: sequences compared at each checkpoint", ge=4)
+    select_remeasure: bool = key(True, "checkpoint selection: score a new best again on other sequences and keep "
+                                       "the mean")
+    checkpoint_every: int = key(250, "steps between checkpoints", ge=1)
+    sample_every: int = key(250, "steps between sample pictures", ge=1)
+    log_every: int = key(25, "steps between log lines", ge=1)
+    keep_checkpoints: int = key(3, "newest checkpoints kept on disk (and the selected one)", ge=1)
+
+
+class Config(Section):
+    """A whole resolved config: the run's name, seed and folder and the sections."""
+
+    name: RunName = key("sines", "run name; the run folder is run_dir/name")
+    seed: int = key(0, "seed of the data, the split, the batches and the weights", ge=0, le=4294967295)
+    run_dir: Text = key("runs", "parent folder of run folders")
+    data: DataConfig = section(DataConfig)
+    model: ModelConfig = section(ModelConfig)
+    train: TrainConfig = section(TrainConfig)
+
+
+# ---------------------------------------------------------------- the flat table of keys
+
+Field = namedtuple("Field", "kind default allowed doc")
+Field.__doc__ = """One key as the table shows it. kind: int | float | bool | str | list[str] | list[dict], "?" when
+null is allowed; allowed: None, a tuple of choices, a Registry, a range (">= 1", "[0, 1)") or a regex."""
+
+
+def _bound(value):
+    return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(value)
+
+
+def _describe(info):
+    """A pydantic FieldInfo -> (kind, allowed) for the flat table."""
+    annotation, optional, metadata, kind = info.annotation, False, list(info.metadata), None
+    if get_origin(annotation) is Union and type(None) in get_args(annotation):
+        optional = True
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    if get_origin(annotation) is Annotated:
+        metadata += list(annotation.__metadata__)
+        if annotation is Columns:
+            kind = "list[str]"
+        elif annotation is Terms:
+            kind = "list[dict]"
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) is Literal:
+        kind, allowed = "str", tuple(get_args(annotation))
+    else:
+        kind = {int: "int", float: "float", bool: "bool", str: "str"}.get(annotation, kind)
+        allowed = None
+    bounds = {}
+    for m in metadata:
+        if isinstance(m, Registered):
+            allowed = m.registry
+        elif isinstance(m, Matching):
+            allowed = m.pattern
+        for name in ("ge", "gt", "le", "lt"):
+            if getattr(m, name, None) is not None:
+                bounds[name] = getattr(m, name)
+    if bounds:
+        low = (f"[{_bound(bounds['ge'])}" if "ge" in bounds else f"({_bound(bounds['gt'])}") if \
+            {"ge", "gt"} & set(bounds) else None
+        high = (f"{_bound(bounds['le'])}]" if "le" in bounds else f"{_bound(bounds['lt'])})") if \
+            {"le", "lt"} & set(bounds) else None
+        if high is None:
+            allowed = (">= " if low[0] == "[" else "> ") + low[1:]
+        else:
+            allowed = f"{low}, {high}"
+    return kind + ("?" if optional else ""), allowed
+
+
+def _table(model, prefix=""):
+    table = {}
+    for name, info in model.model_fields.items():
+        dotted = prefix + name
+        if isinstance(info.annotation, type) and issubclass(info.annotation, Section):
+            table.update(_table(info.annotation, dotted + "."))
+        else:
+            kind, allowed = _describe(info)
+            table[dotted] = Field(kind, info.default, allowed, info.description)
+    return table
+
+
+SCHEMA = _table(Config)  # {dotted key: Field}, in declaration order
+SECTIONS = sorted({k.rsplit(".", 1)[0] for k in SCHEMA if "." in k} | {k.split(".", 1)[0] for k in SCHEMA if "." in k})
+
+
+def section_model(dotted):
+    """The model class of a section ('' for the top level, 'model.generator', ...)."""
+    model = Config
+    for part in filter(None, dotted.split(".")):
+        model = model.model_fields[part].annotation
+    return model
