@@ -373,7 +373,14 @@ class SequenceGAN:
         except BaseException as e:
             shutil.rmtree(partial, ignore_errors=True)
             if isinstance(e, OSError):
-                raise RunFolderError(f"SequenceGAN.save: cannot write {path}: {e.strerror or e}; nothing was "
+                # shutil.Error lists (source, destination, reason) per file that failed: the first reason
+                reason = e.strerror
+                if isinstance(e, shutil.Error) and e.args and e.args[0]:
+                    import re
+
+                    found = re.match(r"\[Errno \d+\] ([^:]+)", str(e.args[0][0][2]))
+                    reason = found.group(1) if found else str(e.args[0][0][2])
+                raise RunFolderError(f"SequenceGAN.save: cannot write {path}: {reason or e}; nothing was "
                                      "saved") from None
             raise
         return path

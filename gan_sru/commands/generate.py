@@ -135,6 +135,9 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
     out = out or os.path.join(run.folder.path, "generated")
     if is_file_out(out) and os.path.exists(out) and not overwrite:
         raise ConfigError(f"--out {out}: the file exists; pass --overwrite to replace it")
+    layout = run_layout(run.folder.path)
+    if start is not None and (layout is None or layout["kind"] != "dataframe" or layout.get("time") is None):
+        raise ConfigError(f"--start {start}: the run's data has no time column")
     ref = Reference.of_run(run)
     if length is not None and length > run.max_len:
         print(f"note: --length {length} is longer than the run's training sequences ({run.max_len} steps); "
@@ -153,7 +156,6 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
         from gan_sru.conditional.conditions import sample_columns
 
         samples, columns = sample_columns(full, run.encoding, rows)
-    layout = run_layout(run.folder.path)
     table = None
     if layout is not None and layout["kind"] == "dataframe":
         table = sample_table(run, samples, columns, layout, start)

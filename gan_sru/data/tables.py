@@ -179,7 +179,8 @@ def _feature_matrix(column, features, rows, where, file, wide):
         name, row = text[0]
         hint = (f"; if it names the sequences, set data.csv_id_column: {name}" if wide else "")
         raise DataError(f"{_not_a_number(where(row, name), column[name].iloc[row])} (the column holds no "
-                        f"numbers){hint}; to leave it out, list the features in data.csv_feature_columns")
+                        f"numbers){hint}; if it holds categories, set data.categorical: [{name}]; to leave it "
+                        "out, list the features in data.csv_feature_columns")
     return values
 
 

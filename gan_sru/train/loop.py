@@ -161,7 +161,9 @@ class Trainer:
         """The progress bar's selection fields: the last checkpoint's score and the selected step."""
         if not self.selection.history:
             return {}
-        return {"sel": f"{self.selection.history[-1][1]:.3f}", "best": self.selection.best}
+        best = self.selection.best
+        return {"sel": f"{self.selection.history[-1][1]:.3f}",
+                "best": f"{best} ({dict(self.selection.history)[best]:.3f})"}
 
     def _sampler(self):
         from gan_sru.sampling import Sampler
@@ -262,11 +264,12 @@ class Trainer:
                     series["d_loss"].add(step, d_loss)
                     series["g_loss"].add(step, g_loss)
                     timer.add(step)
-                bar.update(1)
-                bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **self._selection_note(), refresh=False)
                 if step % t["checkpoint_every"] == 0 or step == total:
                     self.save(step, scored=True)
                     last_saved = step
+                # after the save: the bar's last state shows the score and selection that selection.json has
+                bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **self._selection_note(), refresh=False)
+                bar.update(1)
                 if step % t["sample_every"] == 0 or step == total:
                     self.comm.collective(functools.partial(self.write_samples, step), root_only=True)
                 if self.step_fn is not None:
