@@ -7,18 +7,15 @@ rational tanh, see below), float64 with libm's exact functions for the finite-di
 Compiled on first use and cached on disk.
 """
 import math
-import os
 
 import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-# OpenMP's worker threads spin after each parallel region and then fight OpenBLAS's threads for the
-# same cores: a GAN step measured 2.3x slower with the default layer on 2 cores. The workqueue layer
-# does not spin. A user's own NUMBA_THREADING_LAYER wins.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
+from gan_sru.environment import use_workqueue_threads
+
+use_workqueue_threads(numba)  # OpenMP's spinning workers fight OpenBLAS's threads (gan_sru/environment.py)
 
 # Rational tanh for float32 (Eigen's minimax fit; max relative error 3.4e-7 against float64 tanh),
 # built from mul/add/div only, so the unit loop vectorises; libm's exp/tanh would keep it scalar.
