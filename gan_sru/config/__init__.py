@@ -33,6 +33,7 @@ from gan_sru.config.models import (
 )
 from gan_sru.config.yaml import dump_yaml, parse_yaml
 
-__all__ = ["ConfigError", "Config", "DataConfig", "DiscriminatorConfig", "Field", "GeneratorConfig", "ModelConfig", "SCHEMA",
-           "SECTIONS", "Section", "TrainConfig", "DATA_SUFFIXES", "check_value", "dump_config", "dump_yaml",
-           "flat_config", "load_config", "parse_override", "parse_yaml", "resolve_config", "schema_markdown"]
+__all__ = ["ConfigError", "Config", "DataConfig", "DiscriminatorConfig", "Field", "GeneratorConfig", "ModelConfig",
+           "SCHEMA", "SECTIONS", "Section", "TrainConfig", "DATA_SUFFIXES", "check_value", "dump_config",
+           "dump_yaml", "flat_config", "load_config", "parse_override", "parse_yaml", "resolve_config",
+           "schema_markdown"]

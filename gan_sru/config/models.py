@@ -18,8 +18,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic_core import core_schema
 from typing_extensions import Annotated
 
-from gan_sru.registry import (DISCRIMINATORS, GENERATORS, LOSSES, OUTPUT_ACTIVATIONS, STRATEGIES, Registry,
-                              load_builtin_networks)
+from gan_sru.registry import (
+    DISCRIMINATORS,
+    GENERATORS,
+    LOSSES,
+    OUTPUT_ACTIVATIONS,
+    STRATEGIES,
+    Registry,
+    load_builtin_networks,
+)
 
 
 class Registered:
