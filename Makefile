@@ -39,7 +39,7 @@ lint: $(READY)
 
 # The site builds with --strict: a broken link, anchor or reference fails it.
 docs: $(READY)
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 # Regenerates the pictures the README shows, into samples/.
 samples: $(READY)
