@@ -68,6 +68,8 @@ def test_api_page_documents_sequence_gan(site):
     assert "SequenceGAN" in text
     for method in ("fit", "sample", "save", "load"):
         assert re.search(rf'id="gan_sru\.api\.SequenceGAN\.{method}"', text), f"api page lacks SequenceGAN.{method}"
+    for name in ("gan_sru.ops.sru.layer.sru", "gan_sru.data.read_data", "gan_sru.export.export_generator"):
+        assert f'id="{name}"' in text, f"api page lacks {name}"
 
 
 def test_results_pages_include_their_files(site):
