@@ -7,12 +7,13 @@
 #   make test        ruff + the full pytest suite (what CI runs)
 #   make test-fast   the unit tests (tests/unit) without those marked slow: for iterating (CI runs all)
 #   make docs        the documentation site (mkdocs.yml, docs/) into site/; warnings are errors
+#   make fuzz        the fuzz campaign (tests/fuzz, >= 10,000 inputs) -> benchmarks/results/fuzz_counts.json
 VENV ?= .venv
 CONFIG ?= configs/sines.yaml
 PY := $(VENV)/bin/python
 READY := $(VENV)/.gan_sru_ready
 
-.PHONY: setup train train-classes test test-fast lint docs samples bench clean
+.PHONY: setup train train-classes test test-fast lint docs samples bench fuzz clean
 
 # Always runs the script: it only checks the venv when nothing changed.
 setup:
@@ -48,6 +49,11 @@ samples: $(READY)
 bench: $(READY)
 	@set -e; for f in sru_speed profile_reuse scores_over_time read_speed scaling; do echo "== benchmarks/$$f.py"; \
 	    $(PY) benchmarks/$$f.py; done
+
+# The fuzz campaign (tests/fuzz, over 10,000 generated inputs: data files, configs, CLI arguments, API calls);
+# counts of ran / clear error / other go to benchmarks/results/fuzz_counts.json. CI runs a bounded part.
+fuzz: $(READY)
+	GAN_SRU_FUZZ=campaign GAN_SRU_FUZZ_COUNTS=benchmarks/results/fuzz_counts.json $(PY) -m pytest -q tests/fuzz
 
 # Removes run folders and caches; keeps the venv.
 clean:

@@ -10,7 +10,7 @@ import numpy as np
 
 from gan_sru import DataError
 
-from .raw import ArrayPlace, RawData
+from .raw import ArrayPlace, RawData, one_line
 
 RAGGED_HINT = ("save ragged sequences as .npz with 'data' (N, L_max, C) zero-padded and 'lengths' (N,) "
                "instead: gan_sru.data.save_sequences(sequences, 'data.npz') writes it")
@@ -29,9 +29,9 @@ def read_npy(path):
     except ValueError as e:
         if "allow_pickle" in str(e):  # an object array in a header version _check_npy_size does not parse
             raise _pickled(path, "the array") from None
-        raise DataError(f"{path}: cannot read .npy file (ValueError: {e})") from None
+        raise DataError(f"{path}: cannot read .npy file (ValueError: {one_line(e)})") from None
     except Exception as e:  # NumPy reports bad headers and truncation in many types
-        raise DataError(f"{path}: cannot read .npy file ({type(e).__name__}: {e})") from None
+        raise DataError(f"{path}: cannot read .npy file ({type(e).__name__}: {one_line(e)})") from None
     return array_sequences(array, None, path, "the array")
 
 
@@ -52,7 +52,7 @@ def read_npz(path):
     except DataError:
         raise
     except Exception as e:  # zipfile and NumPy raise many types on damaged archives
-        raise DataError(f"{path}: cannot read .npz file ({type(e).__name__}: {e})") from None
+        raise DataError(f"{path}: cannot read .npz file ({type(e).__name__}: {one_line(e)})") from None
     return array_sequences(array, lengths, path, f"array {key!r}")
 
 
@@ -107,7 +107,7 @@ def _as_float(a, where):
     except DataError:
         raise
     except Exception as e:  # ragged nested lists, objects that are not numbers, ...
-        raise DataError(f"{where} holds values that are not numbers ({type(e).__name__}: {e})") from None
+        raise DataError(f"{where} holds values that are not numbers ({type(e).__name__}: {one_line(e)})") from None
 
 
 def array_sequences(array, lengths, path, what="the array"):

@@ -11,6 +11,11 @@ from gan_sru import DataError
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+def one_line(error):
+    """A library's error message on one line (Arrow and Thrift messages span several), for a DataError."""
+    return " ".join(str(error).split())
+
+
 class ArrayPlace:
     """Sequence `index` of an array file: values are named by step and feature."""
 

@@ -18,7 +18,7 @@ import zlib
 
 from gan_sru import DataError
 
-from .raw import RowNames, merge
+from .raw import RowNames, merge, one_line
 
 SUFFIXES = (".csv", ".csv.gz", ".parquet", ".npy", ".npz")  # the config schema takes these
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
@@ -228,7 +228,7 @@ def read_csv(path, id_column="id", time_column="time", feature_columns=None, ext
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except (pa.ArrowException, OSError, EOFError, zlib.error, ValueError) as e:
-        raise DataError(f"{path}: cannot read CSV file ({type(e).__name__}: {e})") from None
+        raise DataError(f"{path}: cannot read CSV file ({type(e).__name__}: {one_line(e)})") from None
     return frame_sequences(df, path, id_column, time_column, feature_columns, _csv_rownames(path, header_line),
                            extra)
 
@@ -246,7 +246,7 @@ def _arrow_csv_message(path, message, header):
         return f"{path}: column {header[k].strip() if k < len(header) else k!r}: not UTF-8 text"
     if "Empty CSV file" in message:
         return f"{path}: empty file; expected a header row and one row per time step"
-    return f"{path}: cannot read CSV file ({message.strip()})"
+    return f"{path}: cannot read CSV file ({one_line(message)})"
 
 
 # ---------------------------------------------------------------- Parquet
@@ -267,5 +267,5 @@ def read_parquet(path, id_column="id", time_column="time", feature_columns=None,
     try:
         df = pd.read_parquet(path, engine="pyarrow")
     except (pa.ArrowException, OSError, ValueError, TypeError, KeyError) as e:
-        raise DataError(f"{path}: cannot read Parquet file ({type(e).__name__}: {e})") from None
+        raise DataError(f"{path}: cannot read Parquet file ({type(e).__name__}: {one_line(e)})") from None
     return frame_sequences(df, path, id_column, time_column, feature_columns, RowNames("row"), extra)
