@@ -87,13 +87,13 @@ class GanSteps:
         cfg = apply_size_rules(cfg, train_set.num_features, int(spec.boundaries[-1]))
         self.cfg, self.train_set, self.spec = cfg, train_set, spec
         self.observer = observer or StepObserver()
-        self.strategy = strategy or cfg["train"]["strategy"]
-        self.tcfg = cfg["train"]
-        self.batch_size = self.tcfg["batch_size"]  # the global batch
+        self.strategy = strategy or cfg.train.strategy
+        self.tcfg = cfg.train
+        self.batch_size = self.tcfg.batch_size  # the global batch
         self.comm = comm or distributed.NullCommunicator()
         self.local_batch = self.comm.local_batch(self.batch_size)  # this rank's shard of it
-        stride = self.tcfg["r1_stride"]
-        if self.tcfg["r1_gamma"] > 0 and self.local_batch % stride:
+        stride = self.tcfg.r1_stride
+        if self.tcfg.r1_gamma > 0 and self.local_batch % stride:
             where = f" (train.batch_size {self.batch_size} over {self.comm.size} processes)" \
                 if self.comm.size > 1 else ""
             raise distributed.on_every_rank(ConfigError(
@@ -106,16 +106,16 @@ class GanSteps:
         self.max_len = int(spec.boundaries[-1])
         self.graphs = {}
         self.graph_builds = 0
-        nn.random.prng = np.random.RandomState(cfg["seed"])  # parameter initialisation
+        nn.random.prng = np.random.RandomState(cfg.seed)  # parameter initialisation
         self.graph_for(spec.boundaries[0])  # creates the parameters
         self.g_params, self.d_params = generator_params(), discriminator_params()
         t = self.tcfg
-        self.solver_g = S.Adam(t["g_lr"], t["beta1"], t["beta2"])
-        self.solver_d = S.Adam(t["d_lr"], t["beta1"], t["beta2"])
+        self.solver_g = S.Adam(t.g_lr, t.beta1, t.beta2)
+        self.solver_d = S.Adam(t.d_lr, t.beta1, t.beta2)
         self.solver_g.set_parameters(self.g_params)
         self.solver_d.set_parameters(self.d_params)
         # moving average of G's weights (Variables, so checkpoints save and restore them like parameters)
-        self.ema_decay = t["g_ema"]
+        self.ema_decay = t.g_ema
         self.ema = {k: nn.Variable.from_numpy_array(v.d.copy()) for k, v in self.g_params.items()} \
             if self.ema_decay > 0 else {}
 
@@ -137,7 +137,7 @@ class GanSteps:
 
         bounds = list(self.spec.boundaries)
         members = np.flatnonzero(self.spec.buckets_of(self.train_set.lengths) == bounds.index(length))
-        rng = np.random.default_rng([self.cfg["seed"], length])
+        rng = np.random.default_rng([self.cfg.seed, length])
         picked = rng.permutation(members)[:limit]
         if len(picked) < 4:
             raise GanSruError(f"{term}: the bucket of length {length} holds {len(picked)} training sequences; "
@@ -148,43 +148,43 @@ class GanSteps:
     def whitened_reference(self, length):
         """The statistics' reference of the real sequences of the bucket `length` (at most
         ops.whitened.MAX_REFERENCE of them) for train.sequence_whitened_loss; None when that term is off."""
-        if self.tcfg["sequence_whitened_loss"] <= 0:
+        if self.tcfg.sequence_whitened_loss <= 0:
             return None
         from gan_sru.ops import whitened
 
         x, mask = self.bucket_sequences(length, whitened.MAX_REFERENCE, "train.sequence_whitened_loss")
-        return whitened.reference(x.transpose(1, 0, 2), mask.T[:, :, None], seed=self.cfg["seed"],
-                                  rescale=self.tcfg["sequence_whitened_rescale"])
+        return whitened.reference(x.transpose(1, 0, 2), mask.T[:, :, None], seed=self.cfg.seed,
+                                  rescale=self.tcfg.sequence_whitened_rescale)
 
     def window_reference(self, length):
         """The mean, whitening and target of the windows of the real sequences of the bucket `length` for
         train.window_covariance_loss (ops/covariance.py); None when that term is off or the bucket is too short
         for a window."""
-        lags = self.tcfg["window_covariance_lags"]
-        if self.tcfg["window_covariance_loss"] <= 0 or length <= lags:
+        lags = self.tcfg.window_covariance_lags
+        if self.tcfg.window_covariance_loss <= 0 or length <= lags:
             return None
         from gan_sru.ops import covariance
 
-        whitening = self.tcfg["window_covariance_whitening"]
+        whitening = self.tcfg.window_covariance_whitening
         return self._windows_reference(length, lags, "train.window_covariance_loss",
-                                       lambda x, m: covariance.reference(x, m, lags, seed=self.cfg["seed"],
+                                       lambda x, m: covariance.reference(x, m, lags, seed=self.cfg.seed,
                                                                          whitening=whitening))
 
     def predictor_reference(self, length):
         """The next-step regression of the real sequences of the bucket `length` for train.predictor_loss
         (ops/predictor.py); None when that term is off or the bucket is too short for a window and its next step."""
-        lags = self.tcfg["predictor_lags"]
-        if self.tcfg["predictor_loss"] <= 0 or length <= lags + 1:
+        lags = self.tcfg.predictor_lags
+        if self.tcfg.predictor_loss <= 0 or length <= lags + 1:
             return None
         from gan_sru.ops import predictor
 
         return self._windows_reference(length, lags + 1, "train.predictor_loss",
-                                       lambda x, m: predictor.reference(x, m, lags, seed=self.cfg["seed"]))
+                                       lambda x, m: predictor.reference(x, m, lags, seed=self.cfg.seed))
 
     def step_profile(self, length):
         """The step profile of the real sequences of the bucket `length` for train.step_profile_loss
         (ops/step_profile.py); None when that term is off."""
-        if self.tcfg["step_profile_loss"] <= 0:
+        if self.tcfg.step_profile_loss <= 0:
             return None
         from gan_sru.ops import step_profile
 
@@ -208,15 +208,15 @@ class GanSteps:
 
     def inputs(self, step, k=0):
         """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""
-        seed, gcfg, rank = self.cfg["seed"], self.cfg["model"]["generator"], self.comm.rank
-        index = step * self.tcfg["n_critic"] + k
+        seed, gcfg, rank = self.cfg.seed, self.cfg.model.generator, self.comm.rank
+        index = step * self.tcfg.n_critic + k
         batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, index, shard=(rank, self.comm.size))
         rng = np.random.default_rng([seed, index, _NOISE_STREAM])
         noise = sample_noise(gcfg, batch.x.shape[0], self.batch_size, rng, self.cond)
         if self.comm.size > 1:  # the global batch's noise, drawn alike on every rank; this rank's slice of it
             noise = distributed.shard_arrays(noise, noise_shapes(gcfg, batch.x.shape[0], self.local_batch, self.cond),
                                              rank)
-        if self.tcfg["r1_gamma"] > 0:  # its own stream: turning the penalty on leaves G's noise as it was
+        if self.tcfg.r1_gamma > 0:  # its own stream: turning the penalty on leaves G's noise as it was
             shape = (batch.x.shape[0], self.batch_size, self.num_features)
             u = np.random.default_rng([seed, index, _PERTURB_STREAM]).standard_normal(shape).astype(np.float32)
             local = {PERTURB: (shape[0], self.local_batch, shape[2])}
@@ -229,28 +229,28 @@ class GanSteps:
         `self.observer.phase(name)` wraps each phase ("g_forward", "d_step", "g_step", and "g_backward"
         within the detached "g_step"). In the linked strategy G's forward is part of "d_step".
         """
-        nn.seed(dropout_seed(self.cfg["seed"], step))
+        nn.seed(dropout_seed(self.cfg.seed, step))
         t = self.tcfg
-        f = lr_factor(step, t["steps"], t["lr_schedule"], t["lr_decay_start"], t["lr_end_factor"])
-        self.solver_g.set_learning_rate(t["g_lr"] * f)
-        self.solver_d.set_learning_rate(t["d_lr"] * f)
+        f = lr_factor(step, t.steps, t.lr_schedule, t.lr_decay_start, t.lr_end_factor)
+        self.solver_g.set_learning_rate(t.g_lr * f)
+        self.solver_d.set_learning_rate(t.d_lr * f)
         obs = self.observer
-        for k in range(self.tcfg["n_critic"]):
+        for k in range(self.tcfg.n_critic):
             batch, noise = self.inputs(step, k)
             g = self.graph_for(batch.x.shape[0])
             g.feed(batch, noise)
             if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
-                g.tau.d = tau_at(step, self.tcfg["steps"], self.tcfg["gumbel_tau_start"], self.tcfg["gumbel_tau_end"])
+                g.tau.d = tau_at(step, self.tcfg.steps, self.tcfg.gumbel_tau_start, self.tcfg.gumbel_tau_end)
             if self.strategy != "linked":
                 with obs.phase("g_forward"):
                     # G runs once; its backward buffers are kept
                     g.fake.forward(clear_no_need_grad=True, function_pre_hook=obs.forward_hook)
             with obs.phase("d_step"):
-                ran = self.d_step(g, index=step * self.tcfg["n_critic"] + k)
+                ran = self.d_step(g, index=step * self.tcfg.n_critic + k)
         with obs.phase("g_step"):
             d_loss, g_loss, stop = self.g_step(g, ran)
         self.any_stop = stop > 0
-        decay = ema_decay_at(step, self.ema_decay, t["g_ema_rampup"])
+        decay = ema_decay_at(step, self.ema_decay, t.g_ema_rampup)
         for k, e in self.ema.items():
             e.d = decay * e.d + (1.0 - decay) * self.g_params[k].d
         return d_loss, g_loss
@@ -294,14 +294,14 @@ class GanSteps:
         unless the strategy is linked. With train.r1_every k > 1 the R1 penalty is in D's loss (weighted k x
         gamma) at every k-th update only, and the other updates skip the perturbed pass. Returns the loss
         variable it ran (g.d_loss, or g.d_loss_lazy between R1 updates)."""
-        lazy = g.d_loss_lazy is not None and index % self.tcfg["r1_every"] != 0
+        lazy = g.d_loss_lazy is not None and index % self.tcfg.r1_every != 0
         loss = g.d_loss_lazy if lazy else g.d_loss
         self.solver_d.zero_grad()
         loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
         loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         self._update(self.solver_d, self.d_params)
-        if self.tcfg["loss"] == "wasserstein":
-            c = self.tcfg["weight_clip"]
+        if self.tcfg.loss == "wasserstein":
+            c = self.tcfg.weight_clip
             for p in self.d_params.values():
                 p.data.copy_from(F.clip_by_value(p.data, -c, c))
         return loss
@@ -325,7 +325,7 @@ class GanSteps:
     def _update(self, solver, params, extras=()):
         with self.observer.phase("all_reduce"):  # the global mean gradient (one packed buffer), before clipping sees it
             extras = self.comm.all_reduce_mean(list(params.values()), extras)
-        if self.tcfg["grad_clip"]:
-            clip_global_norm(solver, params, self.tcfg["grad_clip"])
+        if self.tcfg.grad_clip:
+            clip_global_norm(solver, params, self.tcfg.grad_clip)
         solver.update()
         return extras
