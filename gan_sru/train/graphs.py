@@ -48,7 +48,7 @@ class StepGraph:
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
                  reference=None, windows=None, predictor=None, profile=None):
-        gcfg, dcfg, loss = cfg["model"]["generator"], cfg["model"]["discriminator"], cfg["train"]["loss"]
+        gcfg, dcfg, loss = cfg.model.generator, cfg.model.discriminator, cfg.train.loss
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
         self.noise, self.mask, self.fake = gen.noise, gen.mask, gen.fake
@@ -72,55 +72,55 @@ class StepGraph:
             d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
-        if cfg["train"]["moment_loss"] > 0:
-            self.g_loss = self.g_loss + cfg["train"]["moment_loss"] * moment_loss(self.fake_g, self.real, self.mask,
+        if cfg.train.moment_loss > 0:
+            self.g_loss = self.g_loss + cfg.train.moment_loss * moment_loss(self.fake_g, self.real, self.mask,
                                                                                 moment_impl)
-        if cfg["train"]["innovation_loss"] > 0 and length >= 2:
-            self.g_loss = self.g_loss + cfg["train"]["innovation_loss"] * innovation_loss(self.fake_g, self.real,
+        if cfg.train.innovation_loss > 0 and length >= 2:
+            self.g_loss = self.g_loss + cfg.train.innovation_loss * innovation_loss(self.fake_g, self.real,
                                                                                           self.mask)
-        if cfg["train"]["marginal_loss"] > 0:
-            self.g_loss = self.g_loss + cfg["train"]["marginal_loss"] * marginal_loss(self.fake_g, self.real,
+        if cfg.train.marginal_loss > 0:
+            self.g_loss = self.g_loss + cfg.train.marginal_loss * marginal_loss(self.fake_g, self.real,
                                                                                     self.mask, moment_impl)
-        weight = cfg["train"]["sequence_moment_loss"]
+        weight = cfg.train.sequence_moment_loss
         if weight > 0:
             self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask,
-                                                                         cfg["train"]["sequence_moment_tails"],
+                                                                         cfg.train.sequence_moment_tails,
                                                                          moment_impl,
-                                                                         cfg["train"]["sequence_moment_lags"])
-        weight = cfg["train"]["sequence_whitened_loss"]
+                                                                         cfg.train.sequence_moment_lags)
+        weight = cfg.train.sequence_whitened_loss
         if weight > 0:
             if reference is None:
                 raise ValueError("StepGraph: train.sequence_whitened_loss > 0 needs the real sequences' reference")
             self.g_loss = self.g_loss + weight * whitened_sequence_loss(self.fake_g, self.mask, reference,
                                                                         moment_impl)
-        weight, lags = cfg["train"]["window_covariance_loss"], cfg["train"]["window_covariance_lags"]
+        weight, lags = cfg.train.window_covariance_loss, cfg.train.window_covariance_lags
         if weight > 0 and length > lags:
             if windows is None:
                 raise ValueError("StepGraph: train.window_covariance_loss > 0 needs the real windows' reference")
             mu, whiten, target = windows
             self.g_loss = self.g_loss + weight * window_covariance_loss(self.fake_g, self.mask, mu, whiten, lags,
                                                                         target)
-        weight = cfg["train"]["predictor_loss"]
-        if weight > 0 and length > cfg["train"]["predictor_lags"] + 1:
+        weight = cfg.train.predictor_loss
+        if weight > 0 and length > cfg.train.predictor_lags + 1:
             if predictor is None:
                 raise ValueError("StepGraph: train.predictor_loss > 0 needs the real windows' regression")
             self.g_loss = self.g_loss + weight * predictor_loss(self.fake_g, self.mask, predictor)
-        weight = cfg["train"]["step_profile_loss"]
+        weight = cfg.train.step_profile_loss
         if weight > 0:
             if profile is None:
                 raise ValueError("StepGraph: train.step_profile_loss > 0 needs the real sequences' step profile")
             self.g_loss = self.g_loss + weight * step_profile_loss(self.fake_g, self.mask, profile)
-        weight = cfg["train"]["class_moment_loss"]
+        weight = cfg.train.class_moment_loss
         block = cond.class_block() if self.attrs is not None and weight > 0 else None
         if block is not None:
             s, e = block
             onehot = F.slice(self.attrs, start=(0, s), stop=(batch_size, e))
             self.g_loss = self.g_loss + weight * class_moment_loss(self.fake_g, self.real, self.mask, onehot)
-        weight = cfg["train"]["attribute_loss_weight"]
+        weight = cfg.train.attribute_loss_weight
         if self.attrs is not None and weight > 0:  # the auxiliary attribute classifier (gan_sru/conditioning.py)
             from gan_sru.conditional.networks import attribute_loss
 
-            width = dcfg["hidden_size"]
+            width = dcfg.hidden_size
             self.d_loss = self.d_loss + weight * attribute_loss(self.real, self.mask, self.attrs, cond, width)
             self.g_loss = self.g_loss + weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width)
         # train.r1_gamma: the direction u (L, B, C), fed per step, and the penalty. With train.r1_every k > 1
@@ -128,9 +128,9 @@ class StepGraph:
         # steps, does not (GanSteps.d_step picks one). With train.r1_stride k the penalty takes every k-th
         # sequence of the batch (sequences 0, k, 2k, ...): its pass of D runs on B/k sequences
         self.d_perturb = self.r1 = self.d_loss_lazy = None
-        self.r1_stride = cfg["train"]["r1_stride"]
-        if cfg["train"]["r1_gamma"] > 0:
-            eps, every, k = cfg["train"]["r1_epsilon"], cfg["train"]["r1_every"], self.r1_stride
+        self.r1_stride = cfg.train.r1_stride
+        if cfg.train.r1_gamma > 0:
+            eps, every, k = cfg.train.r1_epsilon, cfg.train.r1_every, self.r1_stride
             real, mask, attrs, d_ref = self.real, self.mask, self.attrs, d_real
             if k > 1:
                 real = F.slice(real, step=(1, k, 1))
@@ -144,7 +144,7 @@ class StepGraph:
             if every > 1:
                 self.d_loss_lazy = self.d_loss
                 self.d_loss_lazy.persistent = True
-            self.d_loss = self.d_loss + every * cfg["train"]["r1_gamma"] * self.r1
+            self.d_loss = self.d_loss + every * cfg.train.r1_gamma * self.r1
         self.d_loss.persistent = self.g_loss.persistent = True
 
     def feed(self, batch, noise):
