@@ -101,7 +101,7 @@ def config_key(name):
 
     close = difflib.get_close_matches(name, list(ALIASES) + list(SCHEMA), n=3)
     raise ConfigError(f"SequenceGAN: unknown option {name!r}" + (f"; did you mean {', '.join(close)}?" if close else
-                                                                 "; see the config reference in the README"))
+                                                                 "; see docs/reference/config.md"))
 
 
 def _set(cfg, key, value):

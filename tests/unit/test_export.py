@@ -160,10 +160,9 @@ def test_checkpoint_and_length_flags(runs, tmp_path, capsys):
 
 
 def test_readme_export_snippets_run(runs, tmp_path, monkeypatch):
-    """The README's export section: its Python blocks run as written on files that its commands write."""
-    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
-    section = readme[readme.index("### export"):readme.index("### profile")]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    """The export page's Python blocks (docs/export.md) run as written on files that its commands write."""
+    page = open(os.path.join(REPO, "docs", "export.md"), encoding="utf-8").read()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
     assert len(blocks) == 2
     monkeypatch.chdir(tmp_path)
     for fmt in ("onnx", "nnp"):
@@ -172,7 +171,7 @@ def test_readme_export_snippets_run(runs, tmp_path, monkeypatch):
     nn.clear_parameters()
     for block in blocks:
         namespace = {}
-        exec(compile(block, "README.md", "exec"), namespace)
+        exec(compile(block, "docs/export.md", "exec"), namespace)
         samples = namespace["samples"]
         assert samples.shape == (64, 8, 5) and np.isfinite(samples).all()
         # a sigmoid generator: every value within the data's range
