@@ -1,9 +1,9 @@
-"""Regenerate the pictures the README shows (`make samples`).
+"""Regenerate the pictures the README and the docs site show (`make samples`).
 
 Trains the default config into runs/<name> unless that run already finished (then it is reused),
 generates and evaluates it, and copies the pictures into samples/. The benchmark pictures (SRU speed,
 forward-pass reuse, scores over time) come from `make bench` and are copied as they are, so the
-pictures match the README's tables.
+pictures match the results pages' tables.
 
     python scripts/make_samples.py [--config configs/sines.yaml] [--set KEY=VALUE ...]
 
@@ -66,7 +66,7 @@ def main(argv=None):
             return rc
     dest = args.out_dir
     os.makedirs(dest, exist_ok=True)
-    if cfg["data"].get("attributes") or cfg["data"].get("categorical"):  # only the README's conditional pictures
+    if cfg["data"].get("attributes") or cfg["data"].get("categorical"):  # only the conditional pictures
         for name in ("per_class.png", "categories.png"):
             copy(os.path.join(run.path, "evaluation", name), f"conditional_{name}", dest)
         return 0
