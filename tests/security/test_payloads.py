@@ -197,6 +197,17 @@ def test_yaml_python_tags(tmp_path, marker, tag):
     refused(ConfigError, load_config, None, [f"train.steps={value}"])
 
 
+def test_yaml_alias_bomb(tmp_path):
+    """Nine levels of nine aliases (9**9 leaves if copied): refused by type at once, nothing expanded."""
+    lines = ["a: &l0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{k}: &l{k} [{', '.join([f'*l{k - 1}'] * 9)}]" for k in range(1, 9)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\ntrain:\n  steps: *l8\n")
+    refused(ConfigError, load_config, path)
+    path.write_text("train:\n  steps: &s [1, 1]\n  batch_size: [*s, *s, *s, *s]\n")
+    refused(ConfigError, load_config, path)
+
+
 # ---------------------------------------------------------------- run folders and checkpoints
 
 @pytest.fixture(scope="module")
