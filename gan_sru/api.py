@@ -275,7 +275,9 @@ class SequenceGAN:
 
         nn.clear_parameters()  # the networks live in nnabla's global scope, as in TrainedRun: one model at a time
         if self.verbose:
-            Trainer(cfg, progress=self.progress).train()
+            import sys
+
+            Trainer(cfg, progress=self.progress, out=sys.stdout).train()  # today's stdout (a notebook's, too)
             return
         with open(os.devnull, "w") as quiet:
             Trainer(cfg, progress=self.progress, out=quiet).train()

@@ -337,9 +337,20 @@ def main(args):
     from gan_sru.context import set_context
 
     set_context(args)  # evaluate_run checks --num and --repeats before it loads anything
-    result = evaluate_run(args.run, step=args.checkpoint, num=args.num, repeats=args.repeats, seed=args.seed,
-                          progress=not args.no_progress, protocol=getattr(args, "protocol", "fast"),
-                          data=getattr(args, "data", None), force_data=getattr(args, "force_data", False))
+    out = os.path.join(os.path.abspath(args.run), "evaluation")
+    created = not os.path.exists(out)
+    try:
+        result = evaluate_run(args.run, step=args.checkpoint, num=args.num, repeats=args.repeats, seed=args.seed,
+                              progress=not args.no_progress, protocol=getattr(args, "protocol", "fast"),
+                              data=getattr(args, "data", None), force_data=getattr(args, "force_data", False))
+    except OSError as e:  # a read-only run folder, a full disk: one line, and no half-written evaluation/
+        if created:
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        from gan_sru import RunFolderError
+
+        raise RunFolderError(f"cannot write the evaluation to {e.filename or out}: {e.strerror or e}") from None
     print(f"{os.path.basename(result['run'])}, checkpoint step {result['checkpoint_step']}, "
           f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale, "
           f"{result['protocol']['name']} protocol:")

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import unwritable
+
 from gan_sru import RunFolderError, SequenceGAN
 from gan_sru.commands.main import main as cli_main
 from gan_sru.config import load_config
@@ -112,3 +112,12 @@ def test_generate_while_training_prunes_its_checkpoints(tmp_path):
         trainer.wait()
     assert p.returncode == 0, p.stderr
     assert int(p.stdout.split()[-1]) > 10
+
+
+@pytest.mark.slow  # about 18 s: the scores are computed before the first write
+def test_evaluate_on_a_read_only_run_folder_is_one_line(run, capsys):
+    with unwritable(run):
+        code = cli_main(["evaluate", "--run", run, "--num", "4", "--repeats", "1", "--no-progress"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and last.startswith(f"error: cannot write the evaluation to {run}/evaluation")
+    assert not os.path.exists(os.path.join(run, "evaluation"))

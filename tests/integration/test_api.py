@@ -150,3 +150,49 @@ def test_fit_on_a_file_path_and_load_a_folder_without_the_api_layout(tmp_path):
     np.save(tmp_path / "x.npy", np.random.default_rng(1).normal(size=(10, 6, 2)))
     y = SequenceGAN(progress=False, **TINY).fit(str(tmp_path / "x.npy")).sample(2)
     assert isinstance(y, np.ndarray) and y.shape == (2, 6, 2)
+
+
+def test_run_dir_and_name_place_the_run_and_progress_false_is_quiet(tmp_path, capfd):
+    model = SequenceGAN(run_dir=str(tmp_path / "runs"), name="api_long", progress=False, missing="interpolate",
+                        **TINY)
+    assert model.run is None
+    model.fit(long_df(), sequence_key="sensor", sequence_index="at")
+    assert model.run == str(tmp_path / "runs" / "api_long") and os.path.isdir(os.path.join(model.run, "checkpoints"))
+    out = capfd.readouterr()
+    assert out.out == "" and "world_size" not in out.err and "data:" not in out.err
+    assert SequenceGAN.load(model.run).run == model.run
+    SequenceGAN(progress=False, verbose=True, missing="interpolate", **TINY).fit(
+        long_df(), sequence_key="sensor", sequence_index="at")
+    assert "world_size" in capfd.readouterr().out
+
+
+@pytest.mark.parametrize("kw, error, message", [
+    (dict(num_sequences=2.5), TypeError, "num_sequences=2.5: expected an integer, got float"),
+    (dict(num_sequences="3"), TypeError, "num_sequences='3': expected an integer, got str"),
+    (dict(num_sequences=True), TypeError, "num_sequences=True: expected an integer, got bool"),
+    (dict(num_sequences=0), ValueError, "num_sequences=0: expected an integer from 1 to 1000000"),
+    (dict(length=-5), ValueError, "length=-5: expected an integer at least 2"),
+    (dict(length=0), ValueError, "length=0: expected an integer at least 2"),
+    (dict(seed=-1), ValueError, "seed=-1: expected an integer from 0 to"),
+    (dict(seed=None), TypeError, "seed=None: expected an integer, got NoneType"),
+    (dict(seed=1.5), TypeError, "seed=1.5: expected an integer, got float"),
+    (dict(start="2030-01-01"), DataError, "start='2030-01-01': the model was trained on arrays"),
+])
+def test_sample_arguments_are_checked_in_python_terms(kw, error, message):
+    model = SequenceGAN(progress=False, **TINY).fit(np.random.default_rng(0).normal(size=(12, 6, 2)))
+    with pytest.raises(error) as e:
+        model.sample(**{"num_sequences": 2, **kw})
+    assert str(e.value).startswith(message)
+
+
+def test_data_errors_name_the_arguments_not_config_keys():
+    df = long_df().dropna()
+    df["mode"] = np.where(np.arange(len(df)) % 2, "on", "off")
+    with pytest.raises(DataError) as e:
+        SequenceGAN(progress=False, **TINY).fit(df, sequence_key="sensor", sequence_index="at")
+    text = str(e.value)
+    assert "set categorical: [mode]" in text and "list the features in feature_columns" in text
+    assert "data." not in text and "--" not in text
+    s = SequenceGAN(progress=False, **TINY).fit(df, sequence_key="sensor", sequence_index="at",
+                                                 categorical=["mode"]).sample(3, seed=0, start="2031-05-01")
+    assert set(s["mode"]) <= {"on", "off"} and s["at"].iloc[0] == pd.Timestamp("2031-05-01", tz="UTC")
