@@ -182,12 +182,26 @@ class Reference:
     def of_run(cls, run):
         from gan_sru.data.summary import read_sampling
 
-        record = read_sampling(run.folder.path)
-        if record is None:
-            train, _ = training_split(run.cfg, run.folder.path)
-            return cls(train.lengths, train.attributes, train.sequences, train.attributes)
-        ref = record["reference"]
-        return cls(record["lengths"], record["attributes"], ref["sequences"], ref["attributes"])
+        path = os.path.join(run.folder.path, "sampling.json")
+        try:
+            record = read_sampling(run.folder.path)
+            if record is None:
+                train, _ = training_split(run.cfg, run.folder.path)
+                return cls(train.lengths, train.attributes, train.sequences, train.attributes)
+            ref = record["reference"]
+            out = cls(record["lengths"], record["attributes"], ref["sequences"], ref["attributes"])
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:  # json's errors are ValueErrors
+            if isinstance(e, DataError):
+                raise
+            raise CheckpointError(f"{path}: not a readable sampling record ({type(e).__name__}: {e}); expected "
+                                  "the sampling.json that training writes") from None
+        width = run.num_features
+        if (out.lengths.ndim != 1 or not len(out.lengths) or out.lengths.min() < 1
+                or any(x.ndim != 2 or x.shape[1] != width for x in out.sequences)
+                or (out.attributes is not None and out.attributes.ndim != 2)):
+            raise CheckpointError(f"{path}: not a readable sampling record (expected training lengths >= 1 and "
+                                  f"reference sequences of {width} channels)")
+        return out
 
     def pictures_set(self):
         """The reference as a Dataset-like object (sequences, lengths, attributes) for the plotting code."""
