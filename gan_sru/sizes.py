@@ -73,10 +73,10 @@ def apply_size_rules(cfg, num_features, max_len):
         *sections, name = key.split(".")
         node = out
         for s in sections:
-            node = node[s]
-        if node[name] is None:
-            node[name] = value
-    gcfg = out["model"]["generator"]
-    if gcfg.get("oscillator_grid") == "auto":
-        gcfg["oscillator_grid"] = rule_oscillator_grid(gcfg["static_noise_dim"], max_len)
+            node = getattr(node, s)
+        if getattr(node, name) is None:
+            setattr(node, name, value)
+    gcfg = out.model.generator
+    if gcfg.oscillator_grid == "auto":
+        gcfg.oscillator_grid = rule_oscillator_grid(gcfg.static_noise_dim, max_len)
     return out
