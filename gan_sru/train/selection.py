@@ -91,8 +91,8 @@ def selection_score(sample, train_set, cfg, step, progress=False, draw=0):
     other sequences with other seeds."""
     from gan_sru import metrics
 
-    num = min(cfg["train"]["select_num"], len(train_set))
-    rng = np.random.default_rng([cfg["seed"], step, _STREAM] + ([draw] if draw else []))
+    num = min(cfg.train.select_num, len(train_set))
+    rng = np.random.default_rng([cfg.seed, step, _STREAM] + ([draw] if draw else []))
     pick = np.sort(rng.choice(len(train_set), num, replace=False))
     real = [train_set.sequences[i] for i in pick]
     lengths = np.asarray([len(s) for s in real])
@@ -110,7 +110,7 @@ def score_checkpoint(sample, train_set, cfg, step, selection):
     train.select_remeasure where the first measurement would make it the best, twice (the mean kept)."""
     t0 = time.perf_counter()
     first = selection_score(sample, train_set, cfg, step)
-    if not (cfg["train"]["select_remeasure"] and selection.would_lead(first)):
+    if not (cfg.train.select_remeasure and selection.would_lead(first)):
         selection.add(step, first, time.perf_counter() - t0)
         return
     second = selection_score(sample, train_set, cfg, step, draw=1)
