@@ -208,7 +208,7 @@ class StrategyRun:
             gan.step(i)
         finally:
             self.timer.count_off()
-        lengths = [self._length(i, k) for k in range(self.cfg["train"]["n_critic"])]
+        lengths = [self._length(i, k) for k in range(self.cfg.train.n_critic)]
         self.counted.append({"step": i, "lengths": lengths, "calls": {p: counter.calls[p] for p in PASSES}})
 
     def timed_step(self, i):
@@ -257,7 +257,7 @@ class StrategyRun:
             "strategy": self.strategy,
             "steps": len(self.step_s),
             "warmup": len(self.counted),
-            "n_critic": self.cfg["train"]["n_critic"],
+            "n_critic": self.cfg.train.n_critic,
             "step_ms": _stats(self.step_s),
             "step_ms_all": [round(t * 1e3, 4) for t in self.step_s],
             "timed_steps": self.timed_steps,
@@ -300,7 +300,7 @@ class StrategyRun:
                 "transfer_share_of_step_pct": float(np.median(100.0 * transfer / step_s)),
                 "share_of_step_pct": float(np.median(share)), "bytes_per_step": _number(np.median(self.comm_bytes)),
                 "all_reduce_calls_per_step": _number(np.median(self.comm_calls)),
-                "global_batch": self.cfg["train"]["batch_size"], "batch_per_rank": self.gan.local_batch}
+                "global_batch": self.cfg.train.batch_size, "batch_per_rank": self.gan.local_batch}
 
     def close(self):
         """Nothing to stop in this process (`WorkerRun.close` stops its process)."""

@@ -167,7 +167,7 @@ def profile(cfg, strategies=DEFAULT_STRATEGIES, steps=DEFAULT_STEPS, warmup=DEFA
     for r in results.values():
         r.pop("functions", None)
     return {
-        "config": cfg["name"],
+        "config": cfg.name,
         "context": context._asdict(),
         "nnabla_version": nn.__version__,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
