@@ -214,3 +214,45 @@ def test_a_refused_config_leaves_no_run_folder(tmp_path):
     assert not os.path.exists(tmp_path / "runs" / "sines")
     p = cli(tmp_path, "generate", "--help")
     assert p.returncode == 0 and "Initializing" not in p.stdout + p.stderr
+
+
+def test_a_run_folder_without_the_record_still_samples_by_rereading_its_data(trained, tmp_path):
+    from gan_sru import SequenceGAN
+
+    _, _, run = trained
+    old = tmp_path / "old"
+    shutil.copytree(run, old, ignore=shutil.ignore_patterns("run.lock"))
+    now = SequenceGAN.load(old).sample(4, seed=5)
+    os.remove(old / "sampling.json")  # as written before the record existed: the data is read again
+    pd.testing.assert_frame_equal(SequenceGAN.load(old).sample(4, seed=5), now)
+
+
+@pytest.mark.parametrize("kind", ["wide_csv", "long_parquet"])
+def test_names_and_dates_come_back_from_csv_and_parquet_inputs(tmp_path, kind):
+    n = 120
+    rng = np.random.default_rng(3)
+    if kind == "wide_csv":  # one hourly series with a `timestamp` column, cut into windows automatically
+        data = tmp_path / "hourly.csv"
+        pd.DataFrame({"timestamp": pd.date_range("2024-01-01", periods=n, freq="h").strftime("%Y-%m-%d %H:%M"),
+                      "power kW": rng.normal(size=n), "t_out": rng.normal(size=n)}).to_csv(data, index=False)
+        extra = ["data.csv_id_column=null", "data.csv_time_column=timestamp", "data.categorical=null"]
+        columns, time, step = ["id", "timestamp", "power kW", "t_out"], "timestamp", pd.Timedelta("1h")
+    else:  # long Parquet with numeric times every 0.5
+        data = tmp_path / "long.parquet"
+        pd.DataFrame({"unit": np.repeat(np.arange(10), 12), "t": np.tile(np.arange(12) * 0.5, 10),
+                      "a": rng.normal(size=n), "b": rng.normal(size=n)}).to_parquet(data)
+        extra = ["data.csv_id_column=unit", "data.csv_time_column=t", "data.categorical=null"]
+        columns, time, step = ["unit", "t", "a", "b"], "t", 0.5
+    p = train(tmp_path, str(data), "runs", "r", *extra)
+    if kind == "wide_csv":
+        assert "reshaped: cut into windows of 24 steps every 1 (data.window unset, one series of 120 steps" in p.stdout
+    run = str(tmp_path / "runs" / "r")
+    for out in ("s.csv", "s.parquet"):
+        cli(tmp_path, "generate", "--run", run, "--num", "3", "--out", out, "--no-progress")
+        df = pd.read_csv(tmp_path / out) if out.endswith(".csv") else pd.read_parquet(tmp_path / out)
+        assert list(df.columns) == columns, out
+        times = pd.to_datetime(df[time]) if kind == "wide_csv" else df[time]
+        assert (times.groupby(df[columns[0]]).diff().dropna() == step).all(), out
+    info = json.loads(cli(tmp_path, "generate", "--run", run, "--num", "2", "--out", "g", "--no-progress")
+                      and (tmp_path / "g" / "generate.json").read_text())
+    assert info["feature_names"] == columns[2:] and info["num_features"] == 2
