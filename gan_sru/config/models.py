@@ -328,6 +328,14 @@ class TrainConfig(Section):
     keep_checkpoints: int = key(3, "newest checkpoints kept on disk (and the selected one)", ge=1)
 
 
+class TrackingConfig(Section):
+    """tracking: MLflow experiment tracking (gan_sru/tracking.py), off unless a URI is set or train has --track."""
+
+    uri: Optional[Text] = key(None, "MLflow tracking URI (sqlite:///runs/mlruns.db, http://host:5000); null: off "
+                                    "unless --track, then $MLFLOW_TRACKING_URI or run_dir/mlruns.db")
+    experiment: Text = key("gan-sru", "MLflow experiment the run is logged under")
+
+
 class Config(Section):
     """A whole resolved config: the run's name, seed and folder and the sections."""
 
@@ -337,6 +345,7 @@ class Config(Section):
     data: DataConfig = section(DataConfig)
     model: ModelConfig = section(ModelConfig)
     train: TrainConfig = section(TrainConfig)
+    tracking: TrackingConfig = section(TrackingConfig)
 
 
 # ---------------------------------------------------------------- the flat table of keys

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from gan_sru import ConfigError, RunFolderError, TrainingDiverged
+from gan_sru import ConfigError, RunFolderError, TrainingDiverged, tracking
 from gan_sru.config import dump_config, flat_config, load_config
 from gan_sru.data import training_data
 from gan_sru.data.summary import describe, read_sampling, sampling_record, summary_text, write_sampling, write_summary
@@ -34,11 +34,13 @@ class Trainer:
     """
 
     def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout, step_fn=None, abort_fn=None,
-                 comm=None):
+                 comm=None, track=False):
         """step_fn(trainer, step, d_loss, g_loss): called after every step (step = steps done so far);
         abort_fn() -> bool: asked after every step; True stops the run like SIGTERM does (a checkpoint is
         saved, `train()` returns, `self.aborted` is True). Benchmarks and tools observe the loop this way
-        (in one process). comm: the data-parallel communicator (train/distributed.py); None: one process."""
+        (in one process). comm: the data-parallel communicator (train/distributed.py); None: one process.
+        track: MLflow tracking (gan_sru/tracking.py): True (--track), a dict of tags for the MLflow run, or
+        False (on only when the config sets tracking.uri)."""
         self.cfg, self.progress, self.out = cfg, progress, out
         self.step_fn, self.abort_fn, self.aborted = step_fn, abort_fn, False
         self.comm = comm or distributed.NullCommunicator()
@@ -48,6 +50,7 @@ class Trainer:
         self.stop_signal = None
         self.sampler = None  # built at the first sample picture or selection, then kept
         self.selection = Selection()  # the checkpoints' selection scores (train.select)
+        self.track, self.tracker = track, tracking.NULL  # rank 0 opens the MLflow run in _train
 
     def _log(self, msg):
         if self.comm.is_root:
@@ -114,7 +117,7 @@ class Trainer:
         if not os.path.exists(self.run.config_path):
             return []
         now, before = flat_config(self.cfg), flat_config(load_config(self.run.config_path))
-        ignore = ("train.", "name", "run_dir")
+        ignore = ("train.", "name", "run_dir", "tracking.")
         if read_sampling(self.run.path) is not None:  # the data is checked by its fingerprint (run_folder.locate_data)
             ignore += ("data.path",)
         return sorted(k for k in set(now) | set(before)
@@ -156,6 +159,8 @@ class Trainer:
         self.run.prune(self.cfg["train"]["keep_checkpoints"], protect=() if best is None else (best,))
         if method != "none":
             write_selection(self.run.path, self.selection, method)
+        if scored and step in self.selection:
+            self.tracker.log_metrics({"selection_score": dict(self.selection.history)[step]}, step)
 
     def _selection_note(self):
         """The progress bar's selection fields: the last checkpoint's score and the selected step."""
@@ -246,6 +251,9 @@ class Trainer:
             series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
                       for k in ("d_loss", "g_loss")}
             timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
+        if root:  # MLflow: tracking.NULL unless tracking is on; a resumed run continues its MLflow run
+            self.tracker = tracking.open_run(cfg, self.run.path, self.track, resume=self.start_step > 0)
+            self.tracker.log_params(flat_config(cfg))
         old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         self.steps.stop_requested = lambda: self.stop_signal is not None
         step = self.start_step
@@ -264,6 +272,9 @@ class Trainer:
                     series["d_loss"].add(step, d_loss)
                     series["g_loss"].add(step, g_loss)
                     timer.add(step)
+                    if step % cfg.train.log_every == 0:
+                        self.tracker.log_metrics({"d_loss": d_loss, "g_loss": g_loss,
+                                                  "steps_per_s": self.tracker.rate(step)}, step)
                 if step % t["checkpoint_every"] == 0 or step == total:
                     self.save(step, scored=True)
                     last_saved = step
@@ -278,6 +289,9 @@ class Trainer:
             self.stop_signal = self.comm.agree_first(self.stop_signal)  # a rank's signal stops them all
             if (self.stop_signal is not None or self.aborted) and step != last_saved:
                 self.save(step)
+        except BaseException:
+            self.tracker.close("FAILED")
+            raise
         finally:
             bar.close()
             for s, h in old_handlers.items():
@@ -290,11 +304,16 @@ class Trainer:
             launch = f"mpirun -n {self.comm.size} " if self.comm.size > 1 else ""
             self._log(f"stopped by {name} at step {step}; checkpoint saved in {self.run.checkpoints}. "
                       f"Resume with: {launch}python train.py --config {self.run.config_path} --resume")
+            self.tracker.close("KILLED")
         else:
             self.comm.collective(self.write_curves, root_only=True)
             self._log(f"trained {done} steps in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.2f} steps/s); "
                       f"run folder: {self.run.path}")
             self._log(f"pictures: {self.run.samples}")
+            if self.aborted:
+                self.tracker.close("KILLED")
+            else:
+                tracking.finish_training(self.tracker, self.run.path)
         return self.run.path
 
     def write_samples(self, step):
@@ -307,6 +326,7 @@ class Trainer:
             fake = self._sampler().sample(self.spec.boundaries[-1], 16, seed=12345, attrs=attrs)
         real = [self.train_set.sequences[i] for i in range(min(16, len(self.train_set)))]
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
+        self.tracker.log_artifacts([os.path.join(self.run.samples, f"step_{step:08d}.png")], "samples")
 
     def write_curves(self):
         from gan_sru.plots import training as plots_training

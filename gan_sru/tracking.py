@@ -1,0 +1,414 @@
+"""Experiment tracking in MLflow: a run's params, metrics, pictures and generator, opt-in.
+
+Tracking is on when `gan-sru train --track` is given or the config sets `tracking.uri`. The store is, in
+order: `tracking.uri`, MLflow's own `MLFLOW_TRACKING_URI`, else a SQLite store beside the run folders,
+`sqlite:///<run_dir>/mlruns.db`, with the artifacts in `<run_dir>/mlartifacts/` (MLflow's `./mlruns` file
+store is deprecated and refused unless MLFLOW_ALLOW_FILE_STORE is set, so the local default is SQLite).
+
+What one MLflow run holds (one per run folder; its id is kept in RUN/tracking.json, so `--resume` continues
+the same MLflow run and `gan-sru evaluate` adds its scores to it):
+  params     the resolved config, flattened (data.source, train.g_lr, ...)
+  metrics    d_loss, g_loss, steps_per_s every train.log_every steps; selection_score at every scored
+             checkpoint; eval_<score> and eval_<score>_floor from each `gan-sru evaluate`
+  artifacts  samples/ (the sample pictures), losses.png, the data summary, config.yaml, selection.json,
+             evaluation/ (report.md, metrics.json, pictures)
+  generator  an MLflow pyfunc model: predict(DataFrame {num, length, seed}) -> DataFrame of samples
+
+Every call goes through one background thread, so a slow or absent server never slows or stops training:
+the first failure warns once (on stderr) and the tracker then drops its calls; checkpoints are untouched.
+Under mpirun only rank 0 opens a tracker; the others hold NULL.
+"""
+import contextlib
+import json
+import logging
+import os
+import queue
+import sys
+import tempfile
+import threading
+import time
+import warnings
+
+FILE = "tracking.json"  # in the run folder: {"uri", "experiment", "run_id"}
+DEFAULT_EXPERIMENT = "gan-sru"
+MODEL_PATH = "generator"  # the pyfunc model's folder among the run's artifacts: runs:/<run_id>/generator
+CLOSE_WAIT_S = 120.0  # at most this long at close for queued calls to reach the store
+MAX_PARAM_CHARS = 6000  # MLflow's limit on a param's value
+
+
+class NullTracker:
+    """Tracking off: every call does nothing."""
+
+    enabled = False
+    run_id = None
+
+    def log_params(self, params):
+        pass
+
+    def log_metrics(self, metrics, step=None):
+        pass
+
+    def log_artifacts(self, paths, folder=None):
+        pass
+
+    def log_model(self, run_path):
+        pass
+
+    def set_tags(self, tags):
+        pass
+
+    def rate(self, step):
+        return 0.0
+
+    def close(self, status="FINISHED"):
+        pass
+
+
+NULL = NullTracker()
+
+
+def default_uri(run_dir):
+    """The local store for runs under `run_dir`: sqlite:///<abs run_dir>/mlruns.db."""
+    return "sqlite:///" + os.path.join(os.path.abspath(run_dir), "mlruns.db")
+
+
+def resolve_uri(cfg):
+    """tracking.uri, else $MLFLOW_TRACKING_URI, else the SQLite store under cfg.run_dir."""
+    uri = cfg["tracking"]["uri"] if "tracking" in cfg else None
+    return uri or os.environ.get("MLFLOW_TRACKING_URI") or default_uri(cfg["run_dir"])
+
+
+def is_enabled(cfg, track=False):
+    """On with --track (track truthy) or a tracking.uri in the config."""
+    return bool(track) or ("tracking" in cfg and cfg["tracking"]["uri"] is not None)
+
+
+def read_record(run_path):
+    """RUN/tracking.json as a dict, or None when the run was never tracked."""
+    path = os.path.join(run_path, FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def _artifact_root(uri):
+    """For a local SQLite store, the artifacts folder beside its file (file URI); otherwise None (the
+    server's or store's own default)."""
+    if uri.startswith("sqlite:///"):
+        return "file://" + os.path.join(os.path.dirname(os.path.abspath(uri[len("sqlite:///"):])), "mlartifacts")
+    return None
+
+
+class Tracker:
+    """One MLflow run, written from a background thread. See the module docstring for what it logs.
+
+    `Tracker(uri, experiment, run_name, run_id=None, tags=None)` creates the experiment when needed and
+    starts a new run, or continues `run_id`. Calls return at once; `close()` waits (bounded) for the queue.
+    """
+
+    enabled = True
+
+    def __init__(self, uri, experiment, run_name, run_id=None, tags=None):
+        self.uri, self.experiment, self.run_id = uri, experiment, run_id
+        self.failed = False
+        self._closed = False
+        self._queue = queue.Queue()
+        self._last = None  # (step, time) of the last rate() call
+        self._logged_params = set()
+        self._client = None
+        self._thread = threading.Thread(target=self._work, name="gan-sru-tracking", daemon=True)
+        self._thread.start()
+        self._ready = threading.Event()
+        self._submit(lambda: self._open(run_name, run_id, tags or {}))
+
+    # ------------------------------------------------------------ the worker thread
+
+    def _work(self):
+        while True:
+            call = self._queue.get()
+            if call is None:
+                self._queue.task_done()
+                return
+            if not self.failed:
+                try:
+                    call()
+                except Exception as e:  # noqa: BLE001  (tracking never stops training)
+                    self.failed = True
+                    print(f"warning: MLflow tracking at {self.uri} failed ({type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''}); training goes on without tracking",
+                          file=sys.stderr, flush=True)
+            self._queue.task_done()
+
+    def _submit(self, call):
+        if not self._closed and not self.failed:
+            self._queue.put(call)
+
+    def _open(self, run_name, run_id, tags):
+        from mlflow.tracking import MlflowClient
+
+        os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+        logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
+        self._client = MlflowClient(tracking_uri=self.uri)
+        if run_id is not None:
+            run = self._client.get_run(run_id)
+            self._logged_params = set(run.data.params)
+            self._client.update_run(run_id, status="RUNNING")
+        else:
+            exp = self._client.get_experiment_by_name(self.experiment)
+            if exp is None:
+                try:
+                    exp_id = self._client.create_experiment(self.experiment, artifact_location=_artifact_root(self.uri))
+                except Exception:  # another process created it first
+                    exp = self._client.get_experiment_by_name(self.experiment)
+                    if exp is None:
+                        raise
+                    exp_id = exp.experiment_id
+            else:
+                exp_id = exp.experiment_id
+            self.run_id = self._client.create_run(exp_id, run_name=run_name, tags=tags).info.run_id
+        self._ready.set()
+
+    # ------------------------------------------------------------ the calls
+
+    def wait_ready(self, timeout=30.0):
+        """The MLflow run id once the run exists (None when opening failed or took longer than `timeout`)."""
+        self._ready.wait(timeout)
+        return self.run_id
+
+    def log_params(self, params):
+        """{key: value}: logged as text (None as "null"); on a resumed run only keys not logged before."""
+        def call():
+            from mlflow.entities import Param
+
+            items = [Param(k, _param_text(v)) for k, v in params.items() if k not in self._logged_params]
+            for i in range(0, len(items), 100):  # MLflow takes at most 100 params per batch
+                self._client.log_batch(self.run_id, params=items[i:i + 100])
+            self._logged_params.update(p.key for p in items)
+        self._submit(call)
+
+    def log_metrics(self, metrics, step=None):
+        """{name: number} at `step`; None and non-finite values are left out."""
+        import math
+
+        stamp = int(time.time() * 1000)
+        clean = {k: float(v) for k, v in metrics.items() if v is not None and math.isfinite(float(v))}
+
+        def call():
+            from mlflow.entities import Metric
+
+            self._client.log_batch(self.run_id, metrics=[Metric(k, v, stamp, int(step or 0))
+                                                         for k, v in clean.items()])
+        if clean:
+            self._submit(call)
+
+    def log_artifacts(self, paths, folder=None):
+        """Files or folders (those that exist when the call runs) into the run's artifacts, under `folder`."""
+        def call():
+            for p in paths:
+                if os.path.isdir(p):
+                    self._client.log_artifacts(self.run_id, p, _join(folder, os.path.basename(p.rstrip("/"))))
+                elif os.path.isfile(p):
+                    self._client.log_artifact(self.run_id, p, folder)
+        self._submit(call)
+
+    def log_model(self, run_path):
+        """The run's generator as a pyfunc model at runs:/<run_id>/generator (see save_pyfunc)."""
+        def call():
+            with tempfile.TemporaryDirectory(prefix="gan_sru_model_") as tmp:
+                path = os.path.join(tmp, MODEL_PATH)
+                save_pyfunc(run_path, path)
+                self._client.log_artifacts(self.run_id, path, MODEL_PATH)
+            self._client.set_tag(self.run_id, "gan_sru.model_uri", f"runs:/{self.run_id}/{MODEL_PATH}")
+        self._submit(call)
+
+    def set_tags(self, tags):
+        def call():
+            for k, v in tags.items():
+                self._client.set_tag(self.run_id, k, str(v))
+        self._submit(call)
+
+    def rate(self, step):
+        """Steps per second since the previous call (0.0 at the first)."""
+        now = time.perf_counter()
+        last, self._last = self._last, (step, now)
+        if last is None or now <= last[1] or step <= last[0]:
+            return 0.0
+        return (step - last[0]) / (now - last[1])
+
+    def close(self, status="FINISHED"):
+        """Set the run's status (FINISHED, KILLED, FAILED; None leaves it) and wait up to CLOSE_WAIT_S for
+        the queued calls. Idempotent."""
+        if self._closed:
+            return
+        if status is not None:
+            self._submit(lambda: self._client.set_terminated(self.run_id, status=status))
+        self._closed = True
+        self._queue.put(None)
+        self._thread.join(CLOSE_WAIT_S)
+        if self._thread.is_alive():
+            print(f"warning: MLflow tracking at {self.uri} did not finish within {CLOSE_WAIT_S:.0f} s; "
+                  "some of the run's records may be missing", file=sys.stderr, flush=True)
+
+
+def _join(folder, name):
+    return name if not folder else f"{folder}/{name}"
+
+
+def _param_text(value):
+    text = "null" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+    return text if len(text) <= MAX_PARAM_CHARS else text[:MAX_PARAM_CHARS - 3] + "..."
+
+
+def open_run(cfg, run_path, track=False, resume=False):
+    """The tracker of a training run: NULL when tracking is off, else a Tracker that continues the MLflow run
+    recorded in RUN/tracking.json (on resume, same store) or starts one and records it there.
+
+    track: False, True, or a dict of tags for the MLflow run (gan-sru tune tags its trials this way).
+    """
+    if not is_enabled(cfg, track):
+        return NULL
+    experiment = cfg["tracking"]["experiment"] if "tracking" in cfg else DEFAULT_EXPERIMENT
+    record = read_record(run_path) if resume else None
+    if record is not None:
+        uri, experiment, run_id = record["uri"], record["experiment"], record["run_id"]
+    else:
+        uri, run_id = resolve_uri(cfg), None
+    tags = {"gan_sru.run_folder": os.path.abspath(run_path), **(track if isinstance(track, dict) else {})}
+    tracker = Tracker(uri, experiment, cfg["name"], run_id=run_id, tags={k: str(v) for k, v in tags.items()})
+    if record is None and tracker.wait_ready() is not None:
+        from gan_sru.files import atomic_write_text
+
+        atomic_write_text(os.path.join(run_path, FILE),
+                          json.dumps({"uri": uri, "experiment": experiment, "run_id": tracker.run_id}, indent=2)
+                          + "\n")
+    return tracker
+
+
+def finish_training(tracker, run_path):
+    """The end of a complete run: its loss curves, summary, config, selection and generator, then FINISHED
+    (the sample pictures were logged as they were drawn)."""
+    from gan_sru.data.summary import JSON_NAME, TEXT_NAME
+
+    tracker.log_artifacts([os.path.join(run_path, n) for n in ("losses.png", JSON_NAME, TEXT_NAME, "config.yaml",
+                                                               "selection.json", "selection.png")])
+    tracker.log_model(run_path)
+    tracker.close("FINISHED")
+
+
+def log_evaluation(result):
+    """`gan-sru evaluate`'s scores (generated and held-out floor) and its folder into the run's MLflow run,
+    when the run was tracked (RUN/tracking.json); otherwise nothing. Returns the tracker's run id or None."""
+    record = read_record(result["run"])
+    if record is None:
+        return None
+    tracker = Tracker(record["uri"], record["experiment"], None, run_id=record["run_id"])
+    tracker.log_metrics(evaluation_metrics(result), result["checkpoint_step"])
+    tracker.log_artifacts([result["out"]])
+    tracker.close(status=None)
+    return None if tracker.failed else record["run_id"]
+
+
+def evaluation_metrics(result):
+    """evaluate's result -> {eval_<score>: value, eval_<score>_floor: value} (means; std as *_std)."""
+    out = {}
+    for which, suffix in (("generated", ""), ("holdout", "_floor")):
+        scores = result.get(which) or {}
+        for name, value in scores.items():
+            if isinstance(value, dict):
+                for part, key in (("mean", ""), ("mae", ""), ("std", "_std")):
+                    if isinstance(value.get(part), (int, float)):
+                        out[f"eval_{name}{key}{suffix}"] = value[part]
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[f"eval_{name}{suffix}"] = value
+    return out
+
+
+# ---------------------------------------------------------------- the generator as an MLflow pyfunc model
+
+def _pyfunc_class():
+    import mlflow.pyfunc
+
+    class GanSruGenerator(mlflow.pyfunc.PythonModel):
+        """A copy of the run folder (artifact "run"); predict samples with the Python API's SequenceGAN."""
+
+        def load_context(self, context):
+            from gan_sru.api import SequenceGAN
+
+            self.model = SequenceGAN.load(context.artifacts["run"], progress=False)
+
+        def predict(self, context, model_input, params=None):
+            return predict_frame(self.model, model_input)
+
+    return GanSruGenerator
+
+
+INPUT_COLUMNS = ("num", "length", "seed")
+
+
+def predict_frame(model, frame):
+    """Samples for each request row {num, length, seed} (length 0: drawn from the training lengths).
+
+    Returns a long DataFrame: request (the row's index), sequence, step, then the data's columns (a table
+    run: its own columns; an array run: feature_0 .. feature_{C-1})."""
+    import numpy as np
+    import pandas as pd
+
+    missing = [c for c in INPUT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"predict: the input DataFrame lacks column(s) {', '.join(missing)}; expected "
+                         f"{', '.join(INPUT_COLUMNS)} (length 0: drawn from the training lengths)")
+    parts = []
+    for i, row in enumerate(frame.itertuples(index=False)):
+        length = int(row.length)
+        out = model.sample(int(row.num), seed=int(row.seed), length=length if length > 0 else None)
+        if isinstance(out, pd.DataFrame):
+            table = out.copy()
+            table.insert(0, "request", np.int64(i))
+            parts.append(table)
+            continue
+        for j, seq in enumerate(out):
+            seq = np.asarray(seq, dtype=np.float64)
+            table = pd.DataFrame(seq, columns=[f"feature_{k}" for k in range(seq.shape[1])])
+            table.insert(0, "step", np.arange(len(seq), dtype=np.int64))
+            table.insert(0, "sequence", np.int64(j))
+            table.insert(0, "request", np.int64(i))
+            parts.append(table)
+    return pd.concat(parts, ignore_index=True)
+
+
+@contextlib.contextmanager
+def _quiet_mlflow():
+    """MLflow's hints while saving a model (integer columns, type hints, cloudpickle, progress bars) hidden."""
+    logger = logging.getLogger("mlflow")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def save_pyfunc(run_path, path):
+    """Write the run's generator as an MLflow pyfunc model folder at `path` (a copy of the run folder inside,
+    a signature inferred from a 2-sequence example). Needs gan-sru installed where it is loaded."""
+    import mlflow
+    import mlflow.pyfunc
+    import nnabla
+    import pandas as pd
+    from mlflow.models import infer_signature
+
+    from gan_sru.api import SequenceGAN
+
+    with tempfile.TemporaryDirectory(prefix="gan_sru_run_") as tmp, _quiet_mlflow():
+        copy = SequenceGAN.load(run_path, progress=False).save(os.path.join(tmp, "run"))
+        example = pd.DataFrame({"num": [2], "length": [0], "seed": [0]}).astype("int64")
+        signature = infer_signature(example, predict_frame(SequenceGAN.load(copy, progress=False), example))
+        mlflow.pyfunc.save_model(
+            path, python_model=_pyfunc_class()(), artifacts={"run": copy}, signature=signature,
+            input_example=example,
+            pip_requirements=[f"nnabla=={nnabla.__version__}", f"pandas=={pd.__version__}",
+                              f"mlflow-skinny=={mlflow.__version__}"])
+    return path
