@@ -338,7 +338,7 @@ class SequenceGAN:
         """(rows (N, A) object or None, encoded attrs (N, W) or None) to sample for."""
         from gan_sru.conditional.api import condition_rows
 
-        return condition_rows(run, self.run_path, conditions, num, seed)
+        return condition_rows(run, self.run_path, conditions, num, seed, self._reference)
 
     # ------------------------------------------------------------ saving
 

@@ -37,7 +37,7 @@ import shutil
 
 import numpy as np
 
-from gan_sru import ConfigError, RunFolderError
+from gan_sru import CheckpointError, ConfigError, RunFolderError
 from gan_sru.data import save_sequences
 from gan_sru.data.readers import SUFFIXES, suffix_of
 from gan_sru.files import atomic_write_text
@@ -240,7 +240,7 @@ def _write_folder(run, ref, full, samples, columns, table, rows, attrs, lengths,
     paths["generate.json"] = os.path.join(out, "generate.json")
     atomic_write_text(paths["generate.json"], json.dumps(info, indent=2, sort_keys=True) + "\n")
 
-    name, refset = run.cfg["name"], ref.pictures_set()
+    name, refset = run.cfg.name, ref.pictures_set()
     paths["samples.png"] = plots.sample_grid(samples, os.path.join(out, "samples.png"),
                                              title=f"{name}: generated, step {run.step}")
     if run.encoding is not None:
@@ -262,9 +262,12 @@ def _write_folder(run, ref, full, samples, columns, table, rows, attrs, lengths,
     frames, gif_lengths = [], lengths[:GIF_ITEMS]
     gif_attrs = None if attrs is None else attrs[:GIF_ITEMS]
     for ckpt_step in tqdm(run.checkpoints, desc="checkpoints", unit="ckpt", disable=not request["progress"]):
-        if ckpt_step not in dict(run.folder.list_checkpoints()):
+        try:
+            frame_run = TrainedRun(request["run_path"], ckpt_step)  # replaces the generator's parameters
+        except CheckpointError:
+            if ckpt_step in dict(run.folder.list_checkpoints()):
+                raise
             continue  # pruned by a training process since the run was opened
-        frame_run = TrainedRun(request["run_path"], ckpt_step)  # replaces the generator's parameters
         frames.append((ckpt_step, [frame_run.scaler.inverse(s)[:, :width]
                                    for s in generate_cut(frame_run, gif_lengths, request["seed"], gif_attrs)]))
     paths["training.gif"] = plots.checkpoint_gif(frames, os.path.join(out, "training.gif"), max_items=GIF_ITEMS,

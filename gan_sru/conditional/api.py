@@ -10,20 +10,18 @@ from gan_sru.conditional.conditions import (
 )
 
 
-def condition_rows(run, run_path, conditions, num, seed):
+def condition_rows(run, run_path, conditions, num, seed, train):
     """(rows (N, A) object or None, encoded attributes (N, W) float32 or None). conditions: None (resampled
     from the training split), a DataFrame with one column per attribute and one row per sequence, or a dict
-    {attribute: value} (the attributes it leaves out are drawn from the training rows that agree with it)."""
+    {attribute: value} (the attributes it leaves out are drawn from the training rows that agree with it).
+    train: the training split's encoded attribute rows as `.attributes` (N, W) (gan_sru.sampling.Reference)."""
     import pandas as pd
-
-    from gan_sru.sampling import Reference
 
     enc = run.encoding
     if enc is None or not enc.attributes:
         if conditions is not None:
             raise ConditionError(f"SequenceGAN.sample: {run_path}: the model has no attributes to condition on")
         return None, None
-    train = Reference.of_run(run)  # the training split's attribute rows, from the run folder (no data read)
     if conditions is None:
         rows = draw_attribute_rows(enc, train.attributes, num, seed)
     elif isinstance(conditions, pd.DataFrame):
