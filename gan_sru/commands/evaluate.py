@@ -355,6 +355,10 @@ def main(args):
           f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale, "
           f"{result['protocol']['name']} protocol:")
     print(score_table(result))
+    from gan_sru import tracking
+
+    if tracking.log_evaluation(result):  # a tracked run (RUN/tracking.json): its scores join its MLflow run
+        print(f"logged to MLflow run {tracking.read_record(result['run'])['run_id']}")
     if result["separability"] is not None:
         print("what tells generated from real (per group of each sequence's statistics, |accuracy - 0.5|):")
         print(separability_table(result["separability"]))

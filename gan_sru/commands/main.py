@@ -40,6 +40,8 @@ def add_train_args(p):
     p.add_argument("--resume", action="store_true", help="continue the run from its newest checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--profile", action="store_true", help="profile forward-pass reuse instead of training")
+    p.add_argument("--track", action="store_true",
+                   help="log the run to MLflow (tracking.uri, $MLFLOW_TRACKING_URI, or RUN_DIR/mlruns.db)")
     add_data_args(p, "--resume")
     add_context_args(p)
 
@@ -135,6 +137,32 @@ def build_parser():
     p.add_argument("--no-progress", action="store_true")
     add_context_args(p)
     p.set_defaults(func=lambda a: _lazy("gan_sru.commands.profile", a))
+
+    p = sub.add_parser("tune", help="search hyperparameters with Optuna (many short runs), write the best config")
+    p.add_argument("--config", required=True, help="YAML config file to tune")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value for every trial (repeatable)")
+    p.add_argument("--trials", type=int, default=20, help="finished trials the study reaches (default: 20)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes on this machine (default: 1)")
+    p.add_argument("--budget", default="5m", help="each trial's wall time, e.g. 90s, 5m, 1h (default: 5m)")
+    p.add_argument("--storage", default="tune.journal",
+                   help="Optuna storage: a journal file (one machine) or an RDB URL such as "
+                        "postgresql://user:pw@host/db (many machines) (default: tune.journal)")
+    p.add_argument("--study", default=None, help="study name (default: tune-<config name>); reuse it to resume")
+    p.add_argument("--out", default="best.yaml", help="the best config, written at the end (default: best.yaml)")
+    p.add_argument("--validation", type=float, default=0.1,
+                   help="share of all sequences scored as the validation split (default: 0.1)")
+    p.add_argument("--score-num", type=int, default=1000, help="validation and generated sequences scored")
+    p.add_argument("--score-repeats", type=int, default=3, help="repeats of the validation classifier")
+    p.add_argument("--score-iterations", type=int, default=None,
+                   help="classifier iterations (default: the paper protocol's 2000)")
+    p.add_argument("--pruner", default="median", choices=("median", "none"),
+                   help="stop trials whose checkpoint scores trail the median (default: median)")
+    p.add_argument("--seed", type=int, default=None, help="the sampler's seed (default: random)")
+    p.add_argument("--track", action="store_true", help="log every trial to MLflow")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # a spawned worker: no --out
+    add_context_args(p)
+    p.set_defaults(func=lambda a: _lazy("gan_sru.commands.tune", a))
     return parser
 
 

@@ -27,7 +27,8 @@ def main(args):
 
         target = os.path.join(cfg["run_dir"], cfg["name"])
         created = not os.path.exists(target)
-        trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress, comm=comm)
+        trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress, comm=comm,
+                          track=getattr(args, "track", False))
         try:
             trainer.train()
         except BaseException:
