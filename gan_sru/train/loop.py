@@ -28,7 +28,7 @@ BATCH_STATISTIC_TERMS = ("moment_loss", "marginal_loss", "sequence_moment_loss",
 class Trainer:
     """Trains one run: data, graphs, run folder, checkpoints, monitors, pictures, progress.
 
-    `Trainer(cfg).train()` trains `cfg["train"]["steps"]` steps into `run_dir/name`, resuming from the
+    `Trainer(cfg).train()` trains `cfg.train.steps` steps into `run_dir/name`, resuming from the
     newest checkpoint when `resume=True`. With a communicator `comm` of several ranks (train/distributed.py)
     every rank trains its shard of each batch and rank 0 alone touches the run folder and logs.
     """
@@ -44,7 +44,7 @@ class Trainer:
         self.cfg, self.progress, self.out = cfg, progress, out
         self.step_fn, self.abort_fn, self.aborted = step_fn, abort_fn, False
         self.comm = comm or distributed.NullCommunicator()
-        self.run = RunFolder(os.path.join(cfg["run_dir"], cfg["name"]))
+        self.run = RunFolder(os.path.join(cfg.run_dir, cfg.name))
         self.resume = resume
         self.strategy = strategy
         self.stop_signal = None
@@ -66,12 +66,12 @@ class Trainer:
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
         data = training_data(cfg)  # before the folder exists: bad data leaves nothing
-        if cfg["train"]["select"] != "none" and len(data.train) < 2:
-            raise ConfigError(f"train.select: {cfg['train']['select']!r} scores each checkpoint with a classifier "
+        if cfg.train.select != "none" and len(data.train) < 2:
+            raise ConfigError(f"train.select: {cfg.train.select!r} scores each checkpoint with a classifier "
                               f"that needs at least 2 training sequences; the training split holds "
                               f"{len(data.train)} (set train.select: none, cut the data into windows with "
                               "data.window, or hold out less with data.holdout_fraction)")
-        summary = describe(data.dataset, cfg["data"], cfg["seed"])
+        summary = describe(data.dataset, cfg.data, cfg.seed)
         self._log(summary_text(summary))
         if root:
             run.create().lock()
@@ -97,7 +97,7 @@ class Trainer:
                 "(--set name=...)")
         if latest is not None:
             self._log(f"resumed {run.path} from step {self.start_step}")
-        shard_terms = [f"train.{k}" for k in BATCH_STATISTIC_TERMS if cfg["train"][k] > 0]
+        shard_terms = [f"train.{k}" for k in BATCH_STATISTIC_TERMS if getattr(cfg.train, k) > 0]
         if self.comm.size > 1 and shard_terms:
             self._log(f"note: {', '.join(shard_terms)} compare the statistics of each rank's "
                       f"{self.steps.local_batch} sequences, not of the global batch of {self.steps.batch_size}: "
@@ -105,7 +105,7 @@ class Trainer:
         if root:  # after the restore: a refused resume leaves the run's config as it was
             dump_config(cfg, run.config_path, comment=distributed.world_size_comment(self.comm))
             write_summary(run.path, summary)
-            write_sampling(run.path, sampling_record(data, cfg["data"], run.path))  # generate needs no data
+            write_sampling(run.path, sampling_record(data, cfg.data, run.path))  # generate needs no data
             if self._conditioning():  # the category lists, for people and tools (checkpoints hold them too)
                 from gan_sru.files import atomic_write_text
 
@@ -130,7 +130,7 @@ class Trainer:
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
                 "num_features": self.train_set.num_features,
                 "config": self.cfg.model_dump(), "world_size": self.comm.size, "format": 1,
-                "selection": self.selection.to_dict(self.cfg["train"]["select"]), **self._conditioning()}
+                "selection": self.selection.to_dict(self.cfg.train.select), **self._conditioning()}
 
     def _conditioning(self):
         """A conditional run's encoding (category lists, attribute ranges), so samples decode to the labels."""
@@ -145,7 +145,7 @@ class Trainer:
         self.comm.collective(lambda: self._save(step, scored), root_only=True)
 
     def _save(self, step, scored=False):
-        method = self.cfg["train"]["select"]
+        method = self.cfg.train.select
         ckpt = Checkpoint.capture(self.steps.checkpoint_params(), self.solvers(), self.meta(step))
         bad = ckpt.first_non_finite()
         if bad:  # a finite loss, then an update that overflowed: keep the last good checkpoint the newest
@@ -156,7 +156,7 @@ class Trainer:
             ckpt.meta["selection"] = self.selection.to_dict(method)
         ckpt.save(self.run.checkpoint_path(step))
         best = self.selection.best
-        self.run.prune(self.cfg["train"]["keep_checkpoints"], protect=() if best is None else (best,))
+        self.run.prune(self.cfg.train.keep_checkpoints, protect=() if best is None else (best,))
         if method != "none":
             write_selection(self.run.path, self.selection, method)
         if scored and step in self.selection:
@@ -174,7 +174,7 @@ class Trainer:
         from gan_sru.sampling import Sampler
 
         if self.sampler is None:
-            self.sampler = Sampler(self.cfg["model"]["generator"], self.train_set.num_features, self.steps.max_len,
+            self.sampler = Sampler(self.cfg.model.generator, self.train_set.num_features, self.steps.max_len,
                                    cond=self.steps.cond)
         return self.sampler
 
@@ -239,8 +239,8 @@ class Trainer:
         replicas.check_same_data(self.comm, self.train_set, self.scaler)
         self.start_step = self.comm.broadcast_object(self.start_step)
         self.steps.sync_state()  # rank 0's state, restored or fresh, on every rank
-        cfg, t, root = self.cfg, self.cfg["train"], self.comm.is_root
-        total = t["steps"]
+        cfg, t, root = self.cfg, self.cfg.train, self.comm.is_root
+        total = t.steps
         if self.start_step >= total:
             self._log(f"{self.run.path} is complete at step {self.start_step} (train.steps = {total}); "
                       f"to train on, raise it: --set train.steps=...")
@@ -248,16 +248,16 @@ class Trainer:
             return self.run.path
         if root:
             monitor = Monitor(self.run.monitors)
-            series = {k: self._resumed(MonitorSeries, k, monitor, t["log_every"], "series")
+            series = {k: self._resumed(MonitorSeries, k, monitor, t.log_every, "series")
                       for k in ("d_loss", "g_loss")}
-            timer = self._resumed(MonitorTimeElapsed, "time", monitor, t["log_every"], "timer")
+            timer = self._resumed(MonitorTimeElapsed, "time", monitor, t.log_every, "timer")
         if root:  # MLflow: tracking.NULL unless tracking is on; a resumed run continues its MLflow run
             self.tracker = tracking.open_run(cfg, self.run.path, self.track, resume=self.start_step > 0)
             self.tracker.log_params(flat_config(cfg))
         old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         self.steps.stop_requested = lambda: self.stop_signal is not None
         step = self.start_step
-        bar = tqdm(total=total, initial=step, disable=not self.progress or not root, desc=cfg["name"], unit="step",
+        bar = tqdm(total=total, initial=step, disable=not self.progress or not root, desc=cfg.name, unit="step",
                    dynamic_ncols=True)
         last_saved = step
         t0 = time.perf_counter()
@@ -275,13 +275,13 @@ class Trainer:
                     if step % cfg.train.log_every == 0:
                         self.tracker.log_metrics({"d_loss": d_loss, "g_loss": g_loss,
                                                   "steps_per_s": self.tracker.rate(step)}, step)
-                if step % t["checkpoint_every"] == 0 or step == total:
+                if step % t.checkpoint_every == 0 or step == total:
                     self.save(step, scored=True)
                     last_saved = step
                 # after the save: the bar's last state shows the score and selection that selection.json has
                 bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **self._selection_note(), refresh=False)
                 bar.update(1)
-                if step % t["sample_every"] == 0 or step == total:
+                if step % t.sample_every == 0 or step == total:
                     self.comm.collective(functools.partial(self.write_samples, step), root_only=True)
                 if self.step_fn is not None:
                     self.step_fn(self, step, d_loss, g_loss)
