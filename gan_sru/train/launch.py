@@ -55,6 +55,6 @@ def start_ranks(args):
                          "type_config": args.type_config}, "resolved configs",
                         hint=f"; start every rank with the same command line and config file (mpirun -n "
                              f"{comm.size} gan-sru train --config C ...)")
-        comm.local_batch(cfg["train"]["batch_size"])  # refuses a global batch the ranks cannot share evenly
+        comm.local_batch(cfg.train.batch_size)  # refuses a global batch the ranks cannot share evenly
         comm.collective(lambda: set_context(args))
     return comm, cfg
