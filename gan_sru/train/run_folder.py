@@ -283,11 +283,11 @@ def locate_data(run_path, cfg, data=None, force=False, flag="--data", force_flag
 
     record = read_sampling(run_path)
     cfg = copy.deepcopy(cfg)
-    if cfg["data"]["source"] != "file":
+    if cfg.data.source != "file":
         return cfg
     if record is None or record["data"].get("fingerprint") is None:
         if data is not None:
-            cfg["data"]["path"] = os.path.abspath(data)
+            cfg.data.path = os.path.abspath(data)
         return cfg
     recorded = record["data"]
     expected = recorded["fingerprint"]
@@ -311,7 +311,7 @@ def locate_data(run_path, cfg, data=None, force=False, flag="--data", force_flag
         if not force and not same(path):
             raise DataError(f"{flag} {data} is not the data {run_path} was trained on ({_described(expected)}, "
                             f"recorded at {recorded['path']}); pass {force_flag} to use it anyway")
-        cfg["data"]["path"] = path
+        cfg.data.path = path
         return cfg
     candidates = [os.path.join(os.path.abspath(run_path), recorded["in_run"])] if recorded.get("in_run") else []
     candidates.append(recorded["path"])
@@ -319,7 +319,7 @@ def locate_data(run_path, cfg, data=None, force=False, flag="--data", force_flag
     for path in candidates:
         if os.path.exists(path) or (glob.has_magic(path) and glob.glob(path)):
             if same(path) or force:
-                cfg["data"]["path"] = path
+                cfg.data.path = path
                 return cfg
             changed = changed or path
     if changed:
