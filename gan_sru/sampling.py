@@ -123,7 +123,7 @@ class TrainedRun:
     def _load_generator(self):
         """Create the generator's parameters (by building a tiny graph) and copy the checkpoint's into them."""
         nn.clear_parameters()
-        self.sampler = Sampler(self.cfg["model"]["generator"], self.num_features, self.max_len, cond=self.encoding)
+        self.sampler = Sampler(self.cfg.model.generator, self.num_features, self.max_len, cond=self.encoding)
         self.sampler.graph(2, 1)
         with nn.parameter_scope("G"):
             params = {f"G/{k}": v for k, v in nn.get_parameters(grad_only=False).items()}
