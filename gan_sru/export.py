@@ -76,7 +76,7 @@ def build_export_graph(run, batch_size, length):
     training), the inverse scaling and the time feature's constant. Returns (scope, inputs, samples) with
     inputs an ordered {name: nn.Variable}; save and convert inside `nn.parameter_scope("", scope)`.
     """
-    gcfg = run.cfg["model"]["generator"]
+    gcfg = run.cfg.model.generator
     B, L, C = int(batch_size), int(length), run.num_features
     scope = OrderedDict()
     with nn.parameter_scope("G"):
@@ -87,11 +87,11 @@ def build_export_graph(run, batch_size, length):
         shapes = noise_shapes(gcfg, L, B)
         inputs = OrderedDict(noise=nn.Variable((B, L, shapes["step"][2])))  # batch-major (B, L, Z)
         noise = {"step": F.transpose(inputs["noise"], (1, 0, 2))}
-        if gcfg["static_noise_dim"] > 0:
+        if gcfg.static_noise_dim > 0:
             inputs["static_noise"] = noise["static"] = nn.Variable(shapes["static"])
         inputs["mask"] = nn.Variable((B, L))
         mask = F.transpose(inputs["mask"], (1, 0))
-        build = GENERATORS.lookup(gcfg["name"])
+        build = GENERATORS.lookup(gcfg.name)
         fake = build(gcfg, unconditional_inputs(gcfg, noise, L, run.max_len), mask, C, run.max_len, train=False,
                      impl="ref")  # (L, B, C)
         with nn.parameter_scope("scaler"):
