@@ -172,7 +172,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     generated = score_sets(real, fake, repeats, seed, settings, fids[0], progress)
     if need_floor:
         floor = score_sets(real, held, repeats, seed, settings, fids[1], progress)
-    if run.cfg["data"]["source"] in ("sines", "sines_varlen"):
+    if run.cfg.data.source in ("sines", "sines_varlen"):
         _add_timegan_scale(generated, floor, run.scaler)
     os.makedirs(out, exist_ok=True)
     result = {
@@ -185,12 +185,12 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         "scale": "[0, 1] training scale (the run's min-max scaling of its training data)",
         "generated": generated, "holdout": floor, "targets": TARGETS,
         "separability": separability_section(real, fake, held, seed, out, run.step),
-        "memorisation": memorisation_section(train.sequences, fake, held, run.cfg["data"], out, run.step),
+        "memorisation": memorisation_section(train.sequences, fake, held, run.cfg.data, out, run.step),
         "pictures": dict(PICTURES), "seconds": None,
     }
     if floor is None:
         result["holdout_note"] = (f"the held-out split has {len(held)} sequence(s) (data.holdout_fraction "
-                                  f"{run.cfg['data']['holdout_fraction']}); at least 2 are needed for a floor")
+                                  f"{run.cfg.data.holdout_fraction}); at least 2 are needed for a floor")
 
     real_p, fake_p = metrics.pca_projection(real, fake, n=2)
     plots.pca_scatter(real_p, fake_p, os.path.join(out, PICTURES["pca"]),
