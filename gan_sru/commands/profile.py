@@ -22,7 +22,7 @@ def run_profile(cfg, args, out=None, comm=None):
     strategies = parse_strategies(getattr(args, "strategies", None) or ",".join(DEFAULT_STRATEGIES))
     steps, warmup = getattr(args, "steps", DEFAULT_STEPS), getattr(args, "warmup", DEFAULT_WARMUP)
     _check_counts(steps, warmup)
-    out_dir = getattr(args, "out", None) or os.path.join(cfg["run_dir"], cfg["name"], "profile")
+    out_dir = getattr(args, "out", None) or os.path.join(cfg.run_dir, cfg.name, "profile")
     report = profile(cfg, strategies, steps=steps, warmup=warmup, context=ExtensionContext.from_args(args),
                      progress=not getattr(args, "no_progress", False), comm=comm)
     if comm is not None:  # rank 0 writes and prints; its error is every rank's
