@@ -25,7 +25,7 @@ def main(args):
         cfg = with_run_data(cfg, args)
         from gan_sru.train import Trainer
 
-        target = os.path.join(cfg["run_dir"], cfg["name"])
+        target = os.path.join(cfg.run_dir, cfg.name)
         created = not os.path.exists(target)
         trainer = Trainer(cfg, resume=args.resume, progress=not args.no_progress, comm=comm,
                           track=getattr(args, "track", False))
@@ -53,22 +53,22 @@ def with_run_data(cfg, args):
     here = os.path.dirname(os.path.abspath(args.config))
     if (args.resume and os.path.basename(args.config) == "config.yaml"
             and os.path.isdir(os.path.join(here, "checkpoints"))):
-        cfg["run_dir"], cfg["name"] = os.path.dirname(here), os.path.basename(here)
+        cfg.run_dir, cfg.name = os.path.dirname(here), os.path.basename(here)
     data, force = getattr(args, "data", None), getattr(args, "force_data", False)
-    if cfg["data"]["source"] != "file":
+    if cfg.data.source != "file":
         if data is not None:
-            raise DataError(f"--data {data}: the run's data is built in (data.source: {cfg['data']['source']}); "
+            raise DataError(f"--data {data}: the run's data is built in (data.source: {cfg.data.source}); "
                             "expected no --data")
         return cfg
     if data is not None and not args.resume:
         raise DataError("--data: only with --resume (a new run takes its data from data.path)")
-    run_path = os.path.join(cfg["run_dir"], cfg["name"])
+    run_path = os.path.join(cfg.run_dir, cfg.name)
     record = read_sampling(run_path) if args.resume else None
     if record is None or record["data"].get("fingerprint") is None:
         if not args.resume or record is not None:
-            cfg["data"]["path"] = os.path.abspath(str(cfg["data"]["path"]))
+            cfg.data.path = os.path.abspath(str(cfg.data.path))
         return cfg
-    given = os.path.abspath(str(cfg["data"]["path"]))
+    given = os.path.abspath(str(cfg.data.path))
     if data is None and given != record["data"]["path"] and os.path.exists(given):
         try:  # data.path was changed: the same data at a new place resumes, other data is refused
             return locate_data(run_path, cfg, given, force, flag="data.path", force_flag="--force-data")
