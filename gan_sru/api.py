@@ -144,7 +144,7 @@ class SequenceGAN:
         self.cfg = resolve_config(cfg, where="SequenceGAN(...)")
         named = {"run_dir", "name"} & {config_key(k) for k in {**(overrides or {}), **options}}
         if run is None and named:
-            run = os.path.join(self.cfg["run_dir"], self.cfg["name"])
+            run = os.path.join(self.cfg.run_dir, self.cfg.name)
         self._target, self.progress = run, bool(progress)
         self.verbose = self.progress if verbose is None else bool(verbose)
         self.run_path, self.layout, self._reference = None, None, None
@@ -172,13 +172,13 @@ class SequenceGAN:
         from gan_sru.data import load_dataset
 
         cfg = copy.deepcopy(self.cfg)
-        data_cfg = cfg["data"]
-        data_cfg["source"] = "file"
+        data_cfg = cfg.data
+        data_cfg.source = "file"
         for key, value in (("csv_id_column", sequence_key), ("csv_time_column", sequence_index),
                            ("csv_feature_columns", feature_columns), ("attributes", attributes),
                            ("categorical", categorical)):
             if value is not _UNSET:
-                data_cfg[key] = value
+                setattr(data_cfg, key, value)
         target = os.path.abspath(self._target) if self._target else None
         if target and os.path.isdir(os.path.join(target, "checkpoints")) and os.listdir(
                 os.path.join(target, "checkpoints")):
@@ -186,23 +186,23 @@ class SequenceGAN:
                                  "(or name=)")
         try:
             if isinstance(data, (str, os.PathLike)):
-                data_cfg["path"] = os.path.abspath(data)
+                data_cfg.path = os.path.abspath(data)
                 write, layout = None, None
             else:
                 write, layout, source = self._prepare_input(data, sequence_key, sequence_index, feature_columns,
                                                             data_cfg)
-                load_dataset(data_cfg, cfg["seed"], source=source)  # every refusal before a file is written
+                load_dataset(data_cfg, cfg.seed, source=source)  # every refusal before a file is written
         except GanSruError as e:
             raise in_python_terms(e) from None
         if target is None:
             holder = tempfile.mkdtemp(prefix="gan_sru-")
             weakref.finalize(self, shutil.rmtree, holder, True)
-            target = os.path.join(holder, cfg["name"])
+            target = os.path.join(holder, cfg.name)
         created = not os.path.exists(target)
-        cfg["run_dir"], cfg["name"] = os.path.dirname(target), os.path.basename(target)
+        cfg.run_dir, cfg.name = os.path.dirname(target), os.path.basename(target)
         try:
             if write is not None:
-                data_cfg["path"] = write(os.path.join(target, "data"))
+                data_cfg.path = write(os.path.join(target, "data"))
             cfg = resolve_config(cfg, where="SequenceGAN.fit")
             self._train(cfg)
         except BaseException as e:
@@ -251,7 +251,7 @@ class SequenceGAN:
                 raise DataError(f"DataFrame: no column {name!r} ({arg}); found columns {list(table.columns)}")
         from gan_sru.data.columns import wanted_columns
 
-        data_cfg = data_cfg or self.cfg["data"]
+        data_cfg = data_cfg or self.cfg.data
         raw = read_frame(table, self._col(sequence_key, "csv_id_column"), self._col(sequence_index, "csv_time_column"),
                          self._col(feature_columns, "csv_feature_columns"),
                          extra=wanted_columns(data_cfg.get("attributes"), data_cfg.get("categorical")))
@@ -266,7 +266,7 @@ class SequenceGAN:
         return _writer("training_data.parquet", write_parquet), layout, raw
 
     def _col(self, value, key):
-        return self.cfg["data"][key] if value is _UNSET else value
+        return getattr(self.cfg.data, key) if value is _UNSET else value
 
     def _train(self, cfg):
         import nnabla as nn
