@@ -34,6 +34,10 @@ DEFAULT_EXPERIMENT = "gan-sru"
 MODEL_PATH = "generator"  # the pyfunc model's folder among the run's artifacts: runs:/<run_id>/generator
 CLOSE_WAIT_S = 120.0  # at most this long at close for queued calls to reach the store
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param's value
+# MLflow's HTTP client retries 7 times with a doubling backoff (minutes); a tracker gives up sooner (the user's
+# own settings of these variables win)
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+                 "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
 
 
 class NullTracker:
@@ -55,6 +59,9 @@ class NullTracker:
         pass
 
     def set_tags(self, tags):
+        pass
+
+    def add_losses(self, step, d_loss, g_loss, every):
         pass
 
     def rate(self, step):
@@ -115,11 +122,12 @@ class Tracker:
         self._closed = False
         self._queue = queue.Queue()
         self._last = None  # (step, time) of the last rate() call
+        self._losses = []  # (d_loss, g_loss) since the last logged step
         self._logged_params = set()
         self._client = None
+        self._ready = threading.Event()
         self._thread = threading.Thread(target=self._work, name="gan-sru-tracking", daemon=True)
         self._thread.start()
-        self._ready = threading.Event()
         self._submit(lambda: self._open(run_name, run_id, tags or {}))
 
     # ------------------------------------------------------------ the worker thread
@@ -135,6 +143,7 @@ class Tracker:
                     call()
                 except Exception as e:  # noqa: BLE001  (tracking never stops training)
                     self.failed = True
+                    self._ready.set()
                     print(f"warning: MLflow tracking at {self.uri} failed ({type(e).__name__}: "
                           f"{str(e).splitlines()[0] if str(e) else ''}); training goes on without tracking",
                           file=sys.stderr, flush=True)
@@ -145,9 +154,20 @@ class Tracker:
             self._queue.put(call)
 
     def _open(self, run_name, run_id, tags):
+        for attempt in range(3):  # processes creating one new SQLite store at once: one migrates, the rest retry
+            try:
+                return self._open_once(run_name, run_id, tags)
+            except Exception:  # noqa: BLE001
+                if attempt == 2:
+                    raise
+                time.sleep(1.0 + attempt)
+
+    def _open_once(self, run_name, run_id, tags):
         from mlflow.tracking import MlflowClient
 
         os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+        for name, value in HTTP_DEFAULTS.items():  # a server that is down fails in seconds, not minutes
+            os.environ.setdefault(name, value)
         logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
         self._client = MlflowClient(tracking_uri=self.uri)
         if run_id is not None:
@@ -174,7 +194,7 @@ class Tracker:
     def wait_ready(self, timeout=30.0):
         """The MLflow run id once the run exists (None when opening failed or took longer than `timeout`)."""
         self._ready.wait(timeout)
-        return self.run_id
+        return None if self.failed else self.run_id
 
     def log_params(self, params):
         """{key: value}: logged as text (None as "null"); on a resumed run only keys not logged before."""
@@ -228,6 +248,15 @@ class Tracker:
                 self._client.set_tag(self.run_id, k, str(v))
         self._submit(call)
 
+    def add_losses(self, step, d_loss, g_loss, every):
+        """One step's losses; every `every`-th step, their means over the interval (as nnabla's MonitorSeries
+        writes them) and the step rate are logged as d_loss, g_loss, steps_per_s."""
+        self._losses.append((d_loss, g_loss))
+        if step % every == 0:
+            d, g = (sum(v) / len(v) for v in zip(*self._losses))
+            self._losses = []
+            self.log_metrics({"d_loss": d, "g_loss": g, "steps_per_s": self.rate(step)}, step)
+
     def rate(self, step):
         """Steps per second since the previous call (0.0 at the first)."""
         now = time.perf_counter()
@@ -258,6 +287,15 @@ def _join(folder, name):
 def _param_text(value):
     text = "null" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else str(value)
     return text if len(text) <= MAX_PARAM_CHARS else text[:MAX_PARAM_CHARS - 3] + "..."
+
+
+def prepare_store(uri, experiment):
+    """Create the store's tables and the experiment now (in one process, before parallel workers open it)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    if client.get_experiment_by_name(experiment) is None:
+        client.create_experiment(experiment, artifact_location=_artifact_root(uri))
 
 
 def open_run(cfg, run_path, track=False, resume=False):

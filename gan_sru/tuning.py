@@ -136,6 +136,8 @@ class Study:
     def study(self):
         import optuna
 
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+
         pruner = optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=0) if self.pruner_name == "median" \
             else optuna.pruners.NopPruner()
         sampler = optuna.samplers.TPESampler(seed=self.seed, n_startup_trials=5)

@@ -15,6 +15,7 @@ from gan_sru import GanSruError
 
 
 def main(args):
+    from gan_sru import tracking
     from gan_sru.context import set_context
     from gan_sru.tuning import Study, parse_duration
 
@@ -25,10 +26,14 @@ def main(args):
                   score_iterations=args.score_iterations, pruner=args.pruner, seed=args.seed)
     if args.workers < 1:
         raise GanSruError(f"--workers {args.workers}: expected at least 1")
-    print(f"study {study.name} in {args.storage}: {args.trials} trials of {args.budget} each, "
-          f"{args.workers} worker(s); trial run folders in {study.trial_dir}", flush=True)
+    if not args.worker:
+        print(f"study {study.name} in {args.storage}: {args.trials} trials of {args.budget} each, "
+              f"{args.workers} worker(s); trial run folders in {study.trial_dir}", flush=True)
     if args.workers == 1:
         result = study.work()
+    elif tracking.is_enabled(study.cfg, args.track):  # one process creates a new store's tables first
+        tracking.prepare_store(tracking.resolve_uri(study.cfg), study.name)
+        result = _spawn(args)
     else:
         result = _spawn(args)
     if args.worker:

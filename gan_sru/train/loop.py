@@ -272,9 +272,7 @@ class Trainer:
                     series["d_loss"].add(step, d_loss)
                     series["g_loss"].add(step, g_loss)
                     timer.add(step)
-                    if step % cfg.train.log_every == 0:
-                        self.tracker.log_metrics({"d_loss": d_loss, "g_loss": g_loss,
-                                                  "steps_per_s": self.tracker.rate(step)}, step)
+                    self.tracker.add_losses(step, d_loss, g_loss, cfg.train.log_every)  # means, as the monitors
                 if step % t.checkpoint_every == 0 or step == total:
                     self.save(step, scored=True)
                     last_saved = step
