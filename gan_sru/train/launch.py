@@ -51,7 +51,7 @@ def start_ranks(args):
         args.device_id = comm.device_id
     with guard(comm):
         cfg = comm.collective(lambda: load_config(args.config, args.overrides))
-        comm.check_same({"config": cfg, "resume": getattr(args, "resume", False), "context": args.context,
+        comm.check_same({"config": cfg.model_dump(), "resume": getattr(args, "resume", False), "context": args.context,
                          "type_config": args.type_config}, "resolved configs",
                         hint=f"; start every rank with the same command line and config file (mpirun -n "
                              f"{comm.size} gan-sru train --config C ...)")
