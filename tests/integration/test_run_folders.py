@@ -256,3 +256,18 @@ def test_names_and_dates_come_back_from_csv_and_parquet_inputs(tmp_path, kind):
     info = json.loads(cli(tmp_path, "generate", "--run", run, "--num", "2", "--out", "g", "--no-progress")
                       and (tmp_path / "g" / "generate.json").read_text())
     assert info["feature_names"] == columns[2:] and info["num_features"] == 2
+
+
+@pytest.mark.slow  # 15-40 s: a classifier scores every checkpoint
+def test_the_progress_bar_ends_on_the_selection_that_selection_json_holds(tmp_path):
+    args = ["train", "--config", os.path.join(REPO, "configs", "sines.yaml"), "--set", "run_dir=runs"]
+    for item in ["data.num_sequences=40", "data.seq_len=8", "train.batch_size=8", "model.generator.hidden_size=8",
+                 "model.discriminator.hidden_size=8", "train.steps=6", "train.checkpoint_every=2",
+                 "train.sample_every=1000", "train.select=discriminative", "train.select_num=8"]:
+        args += ["--set", item]
+    p = cli(tmp_path, *args)
+    last = [part for part in p.stderr.replace("\r", "\n").splitlines() if "best=" in part][-1]
+    saved = json.loads((tmp_path / "runs" / "sines" / "selection.json").read_text())
+    score = dict((s, v) for s, v in saved["history"])[saved["best"]]
+    assert f"best={saved['best']} ({score:.3f})" in last and f"sel={saved['history'][-1][1]:.3f}" in last
+    assert "6/6" in last
