@@ -299,15 +299,16 @@ def prepare_store(uri, experiment):
 
 
 def open_run(cfg, run_path, track=False, resume=False):
-    """The tracker of a training run: NULL when tracking is off, else a Tracker that continues the MLflow run
-    recorded in RUN/tracking.json (on resume, same store) or starts one and records it there.
+    """The tracker of a training run: a resumed run that was tracked continues the MLflow run recorded in
+    RUN/tracking.json (same store, with or without --track); otherwise NULL when tracking is off, else a
+    Tracker of a new MLflow run, recorded there.
 
     track: False, True, or a dict of tags for the MLflow run (gan-sru tune tags its trials this way).
     """
-    if not is_enabled(cfg, track):
+    record = read_record(run_path) if resume else None
+    if record is None and not is_enabled(cfg, track):
         return NULL
     experiment = cfg["tracking"]["experiment"] if "tracking" in cfg else DEFAULT_EXPERIMENT
-    record = read_record(run_path) if resume else None
     if record is not None:
         uri, experiment, run_id = record["uri"], record["experiment"], record["run_id"]
     else:
