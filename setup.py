@@ -22,7 +22,7 @@ setup(
         "pandas>=2.0,<3",  # reading tables (CSV, Parquet) and the Python API's DataFrames
         "pyarrow>=14",  # pandas' Parquet engine; its CSV reader parses floats exactly, on every core
         "tqdm>=4.60",
-        "pydantic>=2.6,<3",  # the typed config (gan_sru/config.py)
+        "pydantic>=2.6,<3",  # the typed config (gan_sru/config/models.py)
         "protobuf>=3.20,<4",  # nnabla's NNP files need protobuf 3; MLflow's client runs on it
         "mlflow-skinny>=2.12",  # experiment tracking (gan_sru/tracking.py), opt-in per run
         "sqlalchemy>=2.0",  # MLflow's local SQLite store
