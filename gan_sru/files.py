@@ -1,5 +1,6 @@
 """Atomic file writes: the one way this project writes a file that must never be seen half-written."""
 import os
+import zipfile
 
 
 def temporary_name(path):
@@ -42,3 +43,15 @@ def atomic_write(path, write_fn, make_dirs=False):
 
 def atomic_write_text(path, text, make_dirs=False):
     return atomic_write(path, lambda f: f.write(text.encode("utf-8")), make_dirs=make_dirs)
+
+
+def write_npz(f, arrays):
+    """np.savez's format (stored .npy members, zip64, no pickle) into the binary file `f`, but the zip is closed
+    even when a write fails (np.savez leaves it to the garbage collector, which then prints an ignored
+    exception). arrays: {name: array}."""
+    import numpy as np
+
+    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+        for key, value in arrays.items():
+            with z.open(f"{key}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)

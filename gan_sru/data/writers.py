@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 
-from gan_sru.files import atomic_write
+from gan_sru.files import atomic_write, write_npz
 
 from .readers import SUFFIXES, suffix_of
 
@@ -41,7 +41,7 @@ def save_sequences(sequences, path, feature_names=None, ids=None, columns=None):
                             dtype=np.result_type(*sequences))
             for i, s in enumerate(sequences):
                 data[i, :len(s)] = s
-            np.savez(f, data=data, lengths=lengths, **{k: _padded(v, lengths) for k, v in columns.items()})
+            write_npz(f, {"data": data, "lengths": lengths, **{k: _padded(v, lengths) for k, v in columns.items()}})
         elif suffix == ".parquet":
             _long_frame(sequences, feature_names, ids, columns).to_parquet(f, index=False)
         elif suffix == ".csv.gz":

@@ -23,20 +23,11 @@ import zipfile
 import numpy as np
 
 from gan_sru import CheckpointError, RunFolderError
-from gan_sru.files import atomic_write
+from gan_sru.files import atomic_write, write_npz
 
 CHECKPOINT_RE = re.compile(r"^step_(\d{8})\.npz$")
 # temporaries of files.atomic_write (NAME.PID.tmp), and of versions before it (.NAME.tmp-PID)
 TEMPORARY_RE = re.compile(r"\.tmp-\d+$|\.\d+\.tmp$")
-
-
-def write_npz(f, arrays):
-    """np.savez's format (stored .npy members, zip64), but the zip is closed even when a write fails
-    (np.savez leaves it to the garbage collector, which then prints an ignored exception)."""
-    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
-        for key, value in arrays.items():
-            with z.open(f"{key}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
 class RunFolder:
