@@ -122,6 +122,7 @@ def test_model_loads_and_samples_like_the_api(tracked):
         model.predict(pd.DataFrame({"num": [1], "length": [0]}))
 
 
+@pytest.mark.slow
 def test_resume_continues_the_same_mlflow_run_and_evaluate_joins_it(tracked, tmp_path):
     from gan_sru import tracking
     from gan_sru.commands.evaluate import evaluate_run
@@ -217,12 +218,16 @@ def test_real_mlflow_server_and_served_model(tmp_path):
         assert len(client.get_metric_history(record["run_id"], "d_loss")) == 4
         assert "generator/MLmodel" in artifact_paths(client, record["run_id"])
 
+        log = open(tmp_path / "serve.log", "w")
         served = subprocess.Popen(
             [mlflow_bin, "models", "serve", "-m", f"runs:/{record['run_id']}/generator", "--env-manager", "local",
              "--host", "127.0.0.1", "--port", str(serve_port)],
-            cwd=tmp_path, env={**os.environ, "MLFLOW_TRACKING_URI": uri}, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
-        assert wait_http(f"http://127.0.0.1:{serve_port}/ping", served, 120), "mlflow models serve did not start"
+            cwd=tmp_path, env={**os.environ, "MLFLOW_TRACKING_URI": uri,  # serve runs `uvicorn` from PATH
+                                    "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]},
+            stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        assert wait_http(f"http://127.0.0.1:{serve_port}/ping", served, 120), \
+            f"mlflow models serve did not start: {(tmp_path / 'serve.log').read_text()[-2000:]}"
         body = json.dumps({"dataframe_split": {"columns": ["num", "length", "seed"], "data": [[2, 6, 3]]}})
         req = urllib.request.Request(f"http://127.0.0.1:{serve_port}/invocations", data=body.encode(),
                                      headers={"Content-Type": "application/json"})
