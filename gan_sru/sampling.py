@@ -311,5 +311,8 @@ def sample_table(run, samples, columns, layout, start=None, flat=True):
         for name in df.columns:
             if isinstance(df[name].dtype, pd.DatetimeTZDtype):
                 df[name] = df[name].dt.tz_convert("UTC").dt.tz_localize(None)
+        time_label = None if layout.get("time") is None else layout["time"]["label"]
+        if time_label in df.columns and df[time_label].dtype == np.float64 and (df[time_label] % 1 == 0).all():
+            df[time_label] = df[time_label].astype(np.int64)  # whole-number times (steps 0, 1, ...) as integers
     df.attrs["feature_names"] = [str(n) for n in names]
     return df

@@ -93,7 +93,7 @@ def _long_frame(sequences, feature_names, ids, columns=None):
 
 def save_table(frame, path):
     """A pandas DataFrame to .csv / .csv.gz / .parquet (by the suffix), atomically, without its index. Dates
-    are written as ISO text in CSV. Returns the path."""
+    are written as ISO text in CSV, floats with 8 significant digits. Returns the path."""
     suffix = suffix_of(path)
     if suffix not in (".csv", ".csv.gz", ".parquet"):
         raise ValueError(f"{path}: a table is written as .csv, .csv.gz or .parquet, not {suffix!r}")
@@ -102,7 +102,8 @@ def save_table(frame, path):
         if suffix == ".parquet":
             frame.to_parquet(f, index=False)
         else:
-            text = frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+            # 8 significant digits: the generator computes in float32 (about 7); Parquet keeps every bit
+            text = frame.to_csv(index=False, lineterminator="\n", float_format="%.8g").encode("utf-8")
             f.write(gzip.compress(text, mtime=0) if suffix == ".csv.gz" else text)
 
     return atomic_write(str(path), write)
