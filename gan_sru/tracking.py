@@ -30,6 +30,7 @@ import time
 import warnings
 
 FILE = "tracking.json"  # in the run folder: {"uri", "experiment", "run_id"}
+RECORD_MAX_BYTES = 64 * 1024  # a longer tracking.json is not one this code wrote
 DEFAULT_EXPERIMENT = "gan-sru"
 MODEL_PATH = "generator"  # the pyfunc model's folder among the run's artifacts: runs:/<run_id>/generator
 CLOSE_WAIT_S = 120.0  # at most this long at close for queued calls to reach the store
@@ -91,12 +92,22 @@ def is_enabled(cfg, track=False):
 
 
 def read_record(run_path):
-    """RUN/tracking.json as a dict, or None when the run was never tracked."""
+    """RUN/tracking.json as {"uri", "experiment", "run_id"} (strings), or None when the run was never tracked.
+    An unreadable or malformed file is None too, with a warning: tracking never stops a run."""
     path = os.path.join(run_path, FILE)
     if not os.path.isfile(path):
         return None
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path, "rb") as f:
+            record = json.loads(f.read(RECORD_MAX_BYTES + 1)[:RECORD_MAX_BYTES + 1].decode("utf-8"))
+        if not (isinstance(record, dict) and all(isinstance(record.get(k), str) and record[k]
+                                                  for k in ("uri", "experiment", "run_id"))):
+            raise ValueError("expected an object with non-empty text uri, experiment and run_id")
+        return {k: record[k] for k in ("uri", "experiment", "run_id")}
+    except (OSError, ValueError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        print(f"warning: {path} is not a tracking record ({e}); the run's MLflow run is not continued",
+              file=sys.stderr, flush=True)
+        return None
 
 
 def _artifact_root(uri):

@@ -51,9 +51,10 @@ def parse_duration(text):
     """'90s', '5m', '1h30m', '2.5m' -> seconds (float > 0); a ConfigError names the text otherwise."""
     import re
 
-    parts = re.fullmatch(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+", str(text).strip())
-    seconds = sum(float(n) * DURATION_UNITS[u] for n, u in re.findall(r"([0-9.]+)([hms])", str(text)))
-    if not parts or seconds <= 0:
+    text = str(text).strip()
+    ok = re.fullmatch(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+", text, flags=re.ASCII)
+    seconds = sum(float(n) * DURATION_UNITS[u] for n, u in re.findall(r"([0-9.]+)([hms])", text)) if ok else 0
+    if seconds <= 0 or not math.isfinite(seconds):
         raise ConfigError(f"--budget {text!r}: expected a duration such as 90s, 5m, 1h or 1h30m")
     return seconds
 
@@ -161,7 +162,7 @@ class Study:
             if done + running >= self.trials:
                 break
             self.current = None
-            study.optimize(self.objective, n_trials=1, catch=(SurplusTrial, GanSruError))
+            study.optimize(self.objective, n_trials=1, catch=(Exception,))  # a failed trial is FAIL; go on
             last = next((t for t in study.get_trials(deepcopy=False) if t.number == self.current), None)
             if last is not None and last.state == TrialState.FAIL and "surplus" not in last.user_attrs:
                 self.failures += 1
@@ -217,6 +218,9 @@ class Study:
         def abort_fn():
             return bool(pruned) or time.perf_counter() - t0 > self.budget_s
 
+        import nnabla as nn
+
+        nn.clear_parameters()  # the previous trial's networks, of other sizes, are in nnabla's global scope
         trainer = Trainer(cfg, progress=False, step_fn=step_fn, abort_fn=abort_fn, track=track, out=io.StringIO())
         trainer.train()
         trial.set_user_attr("steps", trainer.run.list_checkpoints()[-1][0])
@@ -299,9 +303,9 @@ def fail_dead_trials(study, log=print):
         if attrs.get("host") != host or "pid" not in attrs or _alive(attrs["pid"], attrs.get("started")):
             continue
         try:
-            study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
             study._storage.set_trial_user_attr(t._trial_id, "failed_because",
                                                f"worker process {attrs['pid']} on {host} ended mid-trial")
+            study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
         except Exception:  # noqa: BLE001  (another worker marked it first)
             continue
         failed.append(t.number)

@@ -44,8 +44,7 @@ def main(args):
 
 def _spawn(args):
     """W worker processes of this command (--workers 1 --worker); an error if any of them failed."""
-    cmd = [sys.executable, "-m", "gan_sru", *_worker_argv(args)]
-    procs = [subprocess.Popen(cmd) for _ in range(args.workers)]
+    procs = [subprocess.Popen([sys.executable, "-m", "gan_sru", *_worker_argv(args, i)]) for i in range(args.workers)]
     codes = [p.wait() for p in procs]
     bad = [c for c in codes if c != 0]
     if bad:
@@ -56,8 +55,9 @@ def _spawn(args):
     return Study(args.config, args.overrides, study=args.study, storage=args.storage, trials=args.trials).study()
 
 
-def _worker_argv(args):
-    """This command's arguments for one worker: --workers 1 --worker (the parent writes --out)."""
+def _worker_argv(args, index):
+    """This command's arguments for worker `index`: --workers 1 --worker (the parent writes --out); with --seed,
+    seed + index (workers with one seed would suggest the same values)."""
     argv = ["tune", "--config", args.config, "--trials", str(args.trials), "--budget", args.budget,
             "--storage", args.storage, "--out", args.out, "--validation", str(args.validation),
             "--score-num", str(args.score_num), "--score-repeats", str(args.score_repeats), "--pruner", args.pruner,
@@ -66,7 +66,7 @@ def _worker_argv(args):
     for text in args.overrides:
         argv += ["--set", text]
     for flag, value in (("--study", args.study), ("--score-iterations", args.score_iterations),
-                        ("--seed", args.seed)):
+                        ("--seed", None if args.seed is None else args.seed + index)):
         if value is not None:
             argv += [flag, str(value)]
     return argv + (["--track"] if args.track else [])

@@ -5,6 +5,7 @@ never a bare YAML, NumPy, csv or Python exception. A module fixture prints how m
 """
 import csv
 import io
+import json
 import os
 from collections import Counter
 
@@ -344,3 +345,33 @@ def test_csv_writer_quoting_reads_back(folder):
         writer.writerow(["id", "time", "v"])
         writer.writerows([["a,b", 0, 1.5], ["a,b", 1, 2.5]])
     assert read_sequences(path)[0].tolist() == [[1.5], [2.5]]
+
+
+# ---------------------------------------------------------------- tracking records and tune budgets
+@settings(FUZZ, max_examples=200)
+@given(data=st.one_of(st.binary(max_size=300),
+                      st.dictionaries(st.sampled_from(["uri", "experiment", "run_id", "x"]),
+                                      st.one_of(st.text(max_size=20), st.integers(), st.none()),
+                                      max_size=4).map(lambda d: json.dumps(d).encode())))
+def test_tracking_record_random(folder, data):
+    from gan_sru import tracking
+
+    EXAMPLES["tracking.json: random bytes"] += 1
+    (folder / tracking.FILE).write_bytes(data)
+    record = tracking.read_record(str(folder))  # never raises: a bad record only stops continuing the MLflow run
+    ACCEPTED["tracking.json: random bytes"] += record is not None
+    if record is not None:
+        assert set(record) == {"uri", "experiment", "run_id"} and all(isinstance(v, str) and v
+                                                                      for v in record.values())
+
+
+@settings(FUZZ, max_examples=300)
+@given(text=st.one_of(st.text(text_chars, max_size=20), st.from_regex(r"[0-9.]{0,4}[hms ]{0,2}[0-9]{0,3}[hms]?")))
+def test_tune_budget_random(text):
+    from gan_sru.tuning import parse_duration
+
+    EXAMPLES["tune --budget: random text"] += 1
+    seconds = only_ours(ConfigError, parse_duration, text)
+    ACCEPTED["tune --budget: random text"] += seconds is not None
+    if seconds is not None:
+        assert seconds > 0 and np.isfinite(seconds)
