@@ -150,9 +150,9 @@ def read_frame(df, id_column="id", time_column="time", feature_columns=None, nam
 
 # ---------------------------------------------------------------- CSV
 
-def _open_text(path):
+def _open_text(path, errors="strict"):
     opener = gzip.open if str(path).lower().endswith(".gz") else open
-    return opener(path, "rt", encoding="utf-8-sig", newline="")
+    return opener(path, "rt", encoding="utf-8-sig", newline="", errors=errors)
 
 
 def _csv_header(path):
@@ -193,8 +193,9 @@ def _csv_rownames(path, header_line):
 
 
 def _first_bad_width(path, width):
-    """(line number, cells) of the first non-blank line after the header whose cell count is not `width`."""
-    with _open_text(path) as f:
+    """(line number, cells) of the first non-blank line after the header whose cell count is not `width`.
+    Bytes that are not UTF-8 count as one character each: only the commas matter here."""
+    with _open_text(path, errors="replace") as f:
         seen_header = False
         for number, line in enumerate(f, 1):
             if not line.rstrip("\r\n"):

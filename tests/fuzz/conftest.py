@@ -2,13 +2,18 @@
 import json
 import os
 import platform
+import resource
 import sys
 import time
 
 import hypothesis
-from fuzz_outcomes import CAMPAIGN, COUNTS, MULTILINE, OUTCOMES
+from fuzz_outcomes import CAMPAIGN, COUNTS, KNOWN_BUGS, MULTILINE, OTHERS, OUTCOMES
 
 STARTED = time.time()
+# In `make fuzz` (its own process), a memory bug found by fuzzing ends in a MemoryError, not in the OOM killer
+ADDRESS_SPACE = 8 * 2**30
+if CAMPAIGN and resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, resource.RLIM_INFINITY))
 
 
 def _cpu():
@@ -26,6 +31,8 @@ def pytest_terminal_summary(terminalreporter):
     totals = {o: sum(c[o] for c in COUNTS.values()) for o in OUTCOMES}
     summary = ", ".join(f"{o} {n}" for o, n in totals.items())
     terminalreporter.write_line(f"fuzz inputs: {sum(totals.values())} ({summary})")
+    for key in OTHERS:
+        terminalreporter.write_line(f"  other: {key}" + (f" (known: {KNOWN_BUGS[key]})" if key in KNOWN_BUGS else ""))
     for family in sorted(COUNTS):
         terminalreporter.write_line(f"  {family}: " + ", ".join(f"{o} {COUNTS[family][o]}" for o in OUTCOMES)
                                     + (f" (multi-line messages {COUNTS[family]['multi-line message']})"
@@ -53,6 +60,7 @@ def pytest_sessionfinish(session, exitstatus):
         "totals": totals,
         "families": families,
         "multi_line_examples": dict(MULTILINE),
+        "other_kinds": {key: {"known_bug": KNOWN_BUGS.get(key), "first_input": text} for key, text in OTHERS.items()},
     }
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path + ".tmp", "w") as f:

@@ -329,6 +329,8 @@ def test_refuse_bad_csv_cells_and_columns(tmp_path):
     path = tmp_path / "bin.csv"
     path.write_bytes(b"id,time,a\nq,0,\xff\n")
     refused(path, r"not UTF-8 text")
+    path.write_bytes(b"id,time,a,b\n\xc2")  # a short row of a cut UTF-8 character (fuzz-found)
+    refused(path, r"line 2: 1 cells; the header has 4")
 
 
 def test_refuse_damaged_numpy_files(tmp_path):
