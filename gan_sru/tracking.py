@@ -30,6 +30,7 @@ import time
 import warnings
 
 FILE = "tracking.json"  # in the run folder: {"uri", "experiment", "run_id"}
+EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}  # the UI opens on its training-runs view
 RECORD_MAX_BYTES = 64 * 1024  # a longer tracking.json is not one this code wrote
 DEFAULT_EXPERIMENT = "gan-sru"
 MODEL_PATH = "generator"  # the pyfunc model's folder among the run's artifacts: runs:/<run_id>/generator
@@ -189,7 +190,8 @@ class Tracker:
             exp = self._client.get_experiment_by_name(self.experiment)
             if exp is None:
                 try:
-                    exp_id = self._client.create_experiment(self.experiment, artifact_location=_artifact_root(self.uri))
+                    exp_id = self._client.create_experiment(self.experiment, artifact_location=_artifact_root(self.uri),
+                                                              tags=EXPERIMENT_TAGS)
                 except Exception:  # another process created it first
                     exp = self._client.get_experiment_by_name(self.experiment)
                     if exp is None:
@@ -306,7 +308,7 @@ def prepare_store(uri, experiment):
 
     client = MlflowClient(tracking_uri=uri)
     if client.get_experiment_by_name(experiment) is None:
-        client.create_experiment(experiment, artifact_location=_artifact_root(uri))
+        client.create_experiment(experiment, artifact_location=_artifact_root(uri), tags=EXPERIMENT_TAGS)
 
 
 def open_run(cfg, run_path, track=False, resume=False):
