@@ -13,12 +13,12 @@ the same MLflow run and `gan-sru evaluate` adds its scores to it):
   artifacts  samples/ (the sample pictures), losses.png, the data summary, config.yaml, selection.json,
              evaluation/ (report.md, metrics.json, pictures)
   generator  an MLflow pyfunc model: predict(DataFrame {num, length, seed}) -> DataFrame of samples
+             (gan_sru/mlflow_model.py; logged by `train` and `tune` once the run is complete)
 
 Every call goes through one background thread, so a slow or absent server never slows or stops training:
 the first failure warns once (on stderr) and the tracker then drops its calls; checkpoints are untouched.
 Under mpirun only rank 0 opens a tracker; the others hold NULL.
 """
-import contextlib
 import json
 import logging
 import os
@@ -27,7 +27,6 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 
 FILE = "tracking.json"  # in the run folder: {"uri", "experiment", "run_id"}
 EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}  # the UI opens on its training-runs view
@@ -57,7 +56,7 @@ class NullTracker:
     def log_artifacts(self, paths, folder=None):
         pass
 
-    def log_model(self, run_path):
+    def log_model(self, run_path, save):
         pass
 
     def set_tags(self, tags):
@@ -122,14 +121,15 @@ def _artifact_root(uri):
 class Tracker:
     """One MLflow run, written from a background thread. See the module docstring for what it logs.
 
-    `Tracker(uri, experiment, run_name, run_id=None, tags=None)` creates the experiment when needed and
-    starts a new run, or continues `run_id`. Calls return at once; `close()` waits (bounded) for the queue.
+    `Tracker(uri, experiment, run_name, run_id=None, tags=None, reopen=True)` creates the experiment when
+    needed and starts a new run, or continues `run_id`. Calls return at once; `close()` waits (bounded) for the queue.
     """
 
     enabled = True
 
-    def __init__(self, uri, experiment, run_name, run_id=None, tags=None):
+    def __init__(self, uri, experiment, run_name, run_id=None, tags=None, reopen=True):
         self.uri, self.experiment, self.run_id = uri, experiment, run_id
+        self.reopen = reopen  # a continued run_id is set RUNNING again (training); False: status untouched
         self.failed = False
         self._closed = False
         self._queue = queue.Queue()
@@ -185,7 +185,8 @@ class Tracker:
         if run_id is not None:
             run = self._client.get_run(run_id)
             self._logged_params = set(run.data.params)
-            self._client.update_run(run_id, status="RUNNING")
+            if self.reopen:
+                self._client.update_run(run_id, status="RUNNING")
         else:
             exp = self._client.get_experiment_by_name(self.experiment)
             if exp is None:
@@ -245,12 +246,13 @@ class Tracker:
                     self._client.log_artifact(self.run_id, p, folder)
         self._submit(call)
 
-    def log_model(self, run_path):
-        """The run's generator as a pyfunc model at runs:/<run_id>/generator (see save_pyfunc)."""
+    def log_model(self, run_path, save):
+        """The run's generator as a model at runs:/<run_id>/generator: save(run_path, folder) writes the model
+        folder (gan_sru.mlflow_model.save_pyfunc), which is logged as that artifact folder."""
         def call():
             with tempfile.TemporaryDirectory(prefix="gan_sru_model_") as tmp:
                 path = os.path.join(tmp, MODEL_PATH)
-                save_pyfunc(run_path, path)
+                save(run_path, path)
                 self._client.log_artifacts(self.run_id, path, MODEL_PATH)
             self._client.set_tag(self.run_id, "gan_sru.model_uri", f"runs:/{self.run_id}/{MODEL_PATH}")
         self._submit(call)
@@ -338,13 +340,13 @@ def open_run(cfg, run_path, track=False, resume=False):
 
 
 def finish_training(tracker, run_path):
-    """The end of a complete run: its loss curves, summary, config, selection and generator, then FINISHED
-    (the sample pictures were logged as they were drawn)."""
+    """The end of a complete run: its loss curves, summary, config and selection, then FINISHED (the sample
+    pictures were logged as they were drawn; the generator is logged by gan_sru.mlflow_model.log_run_model,
+    above the training loop)."""
     from gan_sru.data.summary import JSON_NAME, TEXT_NAME
 
     tracker.log_artifacts([os.path.join(run_path, n) for n in ("losses.png", JSON_NAME, TEXT_NAME, "config.yaml",
                                                                "selection.json", "selection.png")])
-    tracker.log_model(run_path)
     tracker.close("FINISHED")
 
 
@@ -354,7 +356,7 @@ def log_evaluation(result):
     record = read_record(result["run"])
     if record is None:
         return None
-    tracker = Tracker(record["uri"], record["experiment"], None, run_id=record["run_id"])
+    tracker = Tracker(record["uri"], record["experiment"], None, run_id=record["run_id"], reopen=False)
     tracker.log_metrics(evaluation_metrics(result), result["checkpoint_step"])
     tracker.log_artifacts([result["out"]])
     tracker.close(status=None)
@@ -374,93 +376,3 @@ def evaluation_metrics(result):
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 out[f"eval_{name}{suffix}"] = value
     return out
-
-
-# ---------------------------------------------------------------- the generator as an MLflow pyfunc model
-
-def _pyfunc_class():
-    import mlflow.pyfunc
-
-    class GanSruGenerator(mlflow.pyfunc.PythonModel):
-        """A copy of the run folder (artifact "run"); predict samples with the Python API's SequenceGAN."""
-
-        def load_context(self, context):
-            from gan_sru.api import SequenceGAN
-
-            self.model = SequenceGAN.load(context.artifacts["run"], progress=False)
-
-        def predict(self, context, model_input, params=None):
-            return predict_frame(self.model, model_input)
-
-    return GanSruGenerator
-
-
-INPUT_COLUMNS = ("num", "length", "seed")
-
-
-def predict_frame(model, frame):
-    """Samples for each request row {num, length, seed} (length 0: drawn from the training lengths).
-
-    Returns a long DataFrame: request (the row's index), sequence, step, then the data's columns (a table
-    run: its own columns; an array run: feature_0 .. feature_{C-1})."""
-    import numpy as np
-    import pandas as pd
-
-    missing = [c for c in INPUT_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"predict: the input DataFrame lacks column(s) {', '.join(missing)}; expected "
-                         f"{', '.join(INPUT_COLUMNS)} (length 0: drawn from the training lengths)")
-    parts = []
-    for i, row in enumerate(frame.itertuples(index=False)):
-        length = int(row.length)
-        out = model.sample(int(row.num), seed=int(row.seed), length=length if length > 0 else None)
-        if isinstance(out, pd.DataFrame):
-            table = out.copy()
-            table.insert(0, "request", np.int64(i))
-            parts.append(table)
-            continue
-        for j, seq in enumerate(out):
-            seq = np.asarray(seq, dtype=np.float64)
-            table = pd.DataFrame(seq, columns=[f"feature_{k}" for k in range(seq.shape[1])])
-            table.insert(0, "step", np.arange(len(seq), dtype=np.int64))
-            table.insert(0, "sequence", np.int64(j))
-            table.insert(0, "request", np.int64(i))
-            parts.append(table)
-    return pd.concat(parts, ignore_index=True)
-
-
-@contextlib.contextmanager
-def _quiet_mlflow():
-    """MLflow's hints while saving a model (integer columns, type hints, cloudpickle, progress bars) hidden."""
-    logger = logging.getLogger("mlflow")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
-
-
-def save_pyfunc(run_path, path):
-    """Write the run's generator as an MLflow pyfunc model folder at `path` (a copy of the run folder inside,
-    a signature inferred from a 2-sequence example). Needs gan-sru installed where it is loaded."""
-    import mlflow
-    import mlflow.pyfunc
-    import nnabla
-    import pandas as pd
-    from mlflow.models import infer_signature
-
-    from gan_sru.api import SequenceGAN
-
-    with tempfile.TemporaryDirectory(prefix="gan_sru_run_") as tmp, _quiet_mlflow():
-        copy = SequenceGAN.load(run_path, progress=False).save(os.path.join(tmp, "run"))
-        example = pd.DataFrame({"num": [2], "length": [0], "seed": [0]}).astype("int64")
-        signature = infer_signature(example, predict_frame(SequenceGAN.load(copy, progress=False), example))
-        mlflow.pyfunc.save_model(
-            path, python_model=_pyfunc_class()(), artifacts={"run": copy}, signature=signature,
-            input_example=example,
-            pip_requirements=[f"nnabla=={nnabla.__version__}", f"pandas=={pd.__version__}",
-                              f"mlflow-skinny=={mlflow.__version__}"])
-    return path

@@ -226,6 +226,10 @@ class Study:
         trial.set_user_attr("steps", trainer.run.list_checkpoints()[-1][0])
         if pruned:
             raise optuna.TrialPruned(f"pruned at checkpoint {pruned[0]}")
+        if track:
+            from gan_sru.mlflow_model import log_run_model
+
+            log_run_model(run_path)
         score = validation_score(run_path, data, self.cfg, self.score_num, self.score_repeats, self.score_iterations,
                                  self.validation_fraction)
         trial.set_user_attr("validation_score", score)

@@ -35,6 +35,10 @@ def main(args):
             if created and comm.is_root and not trainer.run.list_checkpoints():
                 shutil.rmtree(target, ignore_errors=True)  # a refused run leaves nothing
             raise
+        if trainer.tracker.enabled and not trainer.stop_signal:  # a complete tracked run: its generator too
+            from gan_sru.mlflow_model import log_run_model
+
+            log_run_model(trainer.run.path)
     # stopped by SIGINT/SIGTERM: a checkpoint was saved, but the run is not finished (130 / 143)
     return 128 + trainer.stop_signal if trainer.stop_signal else 0
 
