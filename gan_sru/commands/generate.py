@@ -174,9 +174,8 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
             _move_into(work, out)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    except OSError as e:
-        where = e.filename or out
-        raise RunFolderError(f"cannot write the samples to {where}: {e.strerror or e}; nothing was written "
+    except OSError as e:  # the temporary name in e.filename means nothing to the user: name `out`
+        raise RunFolderError(f"cannot write the samples to {out}: {e.strerror or e}; nothing was written "
                              "(pass --out to write elsewhere)") from None
     paths.update({name: os.path.join(out, os.path.basename(p)) for name, p in written.items()})
     return paths
