@@ -275,6 +275,9 @@ def locate_data(run_path, cfg, data=None, force=False, flag="--data", force_flag
     record = read_sampling(run_path)
     cfg = copy.deepcopy(cfg)
     if cfg.data.source != "file":
+        if data is not None:
+            raise DataError(f"{flag} {data}: the run's data is built in (data.source: {cfg.data.source}), made "
+                            f"again from its config; expected no {flag}")
         return cfg
     if record is None or record["data"].get("fingerprint") is None:
         if data is not None:

@@ -121,3 +121,10 @@ def test_evaluate_on_a_read_only_run_folder_is_one_line(run, capsys):
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2 and last.startswith(f"error: cannot write the evaluation to {run}/evaluation")
     assert not os.path.exists(os.path.join(run, "evaluation"))
+
+
+def test_data_for_a_built_in_run_is_refused(run, capsys):
+    code = cli_main(["evaluate", "--run", run, "--data", "x.csv", "--no-progress"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and last == ("error: --data x.csv: the run's data is built in (data.source: sines), made again "
+                                  "from its config; expected no --data")
