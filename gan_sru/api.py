@@ -17,8 +17,9 @@
 The same machinery as the command line, no second code path: fit() writes a DataFrame into the run folder
 as Parquet (an array as .npy / .npz), points the config's data.path at it and trains with
 gan_sru.train.Trainer; sample() draws lengths and noise as `gan-sru generate` does, from the selected
-(else the newest) checkpoint through gan_sru.sampling.TrainedRun. A saved model is a run folder
-(`gan-sru generate --run`, `evaluate`, `--resume` work on it).
+(else the newest) checkpoint through gan_sru.sampling.TrainedRun, reading only the run folder (its
+sampling.json holds the training lengths and attribute rows; the training data is never read). A saved
+model is a run folder (`gan-sru generate --run`, `evaluate`, `--resume` work on it) that can be moved.
 
 Keyword overrides: any config key as a dotted key in `overrides` ({"train.steps": 500}), or as a keyword:
 its last part where that is unique (steps, batch_size, g_lr, window, missing, holdout_fraction, ...), the
