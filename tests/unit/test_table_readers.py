@@ -218,3 +218,15 @@ def test_refuse_missing_sequence_index(tmp_path):
     refused(re.escape(f"{path}: line 3, column 'time' (sequence 'a'): missing time"), read_sequences, path)
     df = pd.DataFrame({"id": [None, "a"], "v": [1.0, 2.0]})
     refused(r"row 0, column 'id': empty sequence id", read_frame, df)
+
+
+def test_damaged_parquet_error_is_one_line(tmp_path):
+    """Arrow's message for a damaged page header spans lines; the DataError puts it on one (fuzz-found)."""
+    path = tmp_path / "damaged.parquet"
+    pd.DataFrame({"id": ["q"] * 4 + ["r"] * 4, "time": list(range(4)) * 2, "a": np.arange(8.0)}).to_parquet(
+        path, index=False)
+    data = bytearray(path.read_bytes())
+    data[30] = 0
+    path.write_bytes(bytes(data))
+    message = refused(r"damaged.parquet: cannot read Parquet file", read_sequences, path)
+    assert "\n" not in message
