@@ -88,8 +88,6 @@ Duration = Annotated[str, Matching(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+")]  # 90s, 15
 
 def key(default, doc, **constraints):
     """A config key: its default, one line of meaning, and pydantic constraints (ge=1, gt=0, ...)."""
-    if any(isinstance(v, float) for v in constraints.values()) or isinstance(default, float):
-        constraints.setdefault("allow_inf_nan", False)
     return Field(default, description=doc, **constraints)
 
 
@@ -102,7 +100,7 @@ class Section(BaseModel):
     """A config section. Also reads and writes like the nested dict configs were (`s["key"]`, `s.get(k)`,
     `k in s`, `s[k] = v`, keys/items, == a dict); assignments are not re-validated, as with a dict."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     def __getitem__(self, name):
         if name not in type(self).model_fields:

@@ -212,6 +212,8 @@ def test_unknown_keys_refused_with_suggestion(tmp_path, text, pattern):
     ("train:\n  g_lr: true\n", r"train.g_lr: got True \(bool\); expected a number > 0"),
     ("train:\n  g_lr: '0.1'\n", r"train.g_lr: got '0.1' \(str\); expected a number"),
     ("train:\n  g_lr: .nan\n", r"train.g_lr: got nan \(float\); expected a number > 0 \(finite\)"),
+    ("train:\n  grad_clip: .inf\n", r"train.grad_clip: got inf \(float\); expected a number > 0 or null \(finite\)"),
+    ("train:\n  g_ema_rampup: .nan\n", r"train.g_ema_rampup: got nan \(float\); expected a number > 0 or null"),
     ("model:\n  generator:\n    layer_norm: 1\n", r"layer_norm: got 1 \(int\); expected true or false"),
     ("name: no\n", r"name: got False \(bool\); expected a string.*quote it"),
     ("name: ../x\n", r"name: got '../x' \(str\); expected a string matching"),
