@@ -82,13 +82,12 @@ def default_uri(run_dir):
 
 def resolve_uri(cfg):
     """tracking.uri, else $MLFLOW_TRACKING_URI, else the SQLite store under cfg.run_dir."""
-    uri = cfg["tracking"]["uri"] if "tracking" in cfg else None
-    return uri or os.environ.get("MLFLOW_TRACKING_URI") or default_uri(cfg["run_dir"])
+    return cfg.tracking.uri or os.environ.get("MLFLOW_TRACKING_URI") or default_uri(cfg.run_dir)
 
 
 def is_enabled(cfg, track=False):
     """On with --track (track truthy) or a tracking.uri in the config."""
-    return bool(track) or ("tracking" in cfg and cfg["tracking"]["uri"] is not None)
+    return bool(track) or cfg.tracking.uri is not None
 
 
 def read_record(run_path):
@@ -323,13 +322,13 @@ def open_run(cfg, run_path, track=False, resume=False):
     record = read_record(run_path) if resume else None
     if record is None and not is_enabled(cfg, track):
         return NULL
-    experiment = cfg["tracking"]["experiment"] if "tracking" in cfg else DEFAULT_EXPERIMENT
+    experiment = cfg.tracking.experiment
     if record is not None:
         uri, experiment, run_id = record["uri"], record["experiment"], record["run_id"]
     else:
         uri, run_id = resolve_uri(cfg), None
     tags = {"gan_sru.run_folder": os.path.abspath(run_path), **(track if isinstance(track, dict) else {})}
-    tracker = Tracker(uri, experiment, cfg["name"], run_id=run_id, tags={k: str(v) for k, v in tags.items()})
+    tracker = Tracker(uri, experiment, cfg.name, run_id=run_id, tags={k: str(v) for k, v in tags.items()})
     if record is None and tracker.wait_ready() is not None:
         from gan_sru.files import atomic_write_text
 
@@ -339,15 +338,23 @@ def open_run(cfg, run_path, track=False, resume=False):
     return tracker
 
 
-def finish_training(tracker, run_path):
+def finish_training(tracker, run_path, status="FINISHED"):
     """The end of a complete run: its loss curves, summary, config and selection, then FINISHED (the sample
     pictures were logged as they were drawn; the generator is logged by gan_sru.mlflow_model.log_run_model,
-    above the training loop)."""
+    above the training loop). status: KILLED for a run stopped by its abort_fn."""
     from gan_sru.data.summary import JSON_NAME, TEXT_NAME
 
     tracker.log_artifacts([os.path.join(run_path, n) for n in ("losses.png", JSON_NAME, TEXT_NAME, "config.yaml",
                                                                "selection.json", "selection.png")])
-    tracker.close("FINISHED")
+    tracker.close(status)
+
+
+def set_status(run_path, status):
+    """Set a tracked run's MLflow status (FINISHED, KILLED, FAILED); nothing for an untracked run."""
+    record = read_record(run_path)
+    if record is not None:
+        tracker = Tracker(record["uri"], record["experiment"], None, run_id=record["run_id"], reopen=False)
+        tracker.close(status)
 
 
 def log_evaluation(result):

@@ -116,20 +116,20 @@ class Study:
 
         self.config, self.overrides = config, list(overrides)
         self.cfg = load_config(config, overrides=self.overrides)
-        self.name = study or f"tune-{self.cfg['name']}"
+        self.name = study or f"tune-{self.cfg.name}"
         self.storage_text, self.budget_s, self.trials = storage, float(budget_s), int(trials)
         self.track, self.validation_fraction = track, float(validation_fraction)
         self.score_num, self.score_repeats, self.score_iterations = score_num, score_repeats, score_iterations
         self.pruner_name, self.seed, self.out = pruner, seed, out
-        hf = self.cfg["data"]["holdout_fraction"]
-        if self.cfg["data"]["holdout_split"] != "random":
-            raise ConfigError(f"data.holdout_split: {self.cfg['data']['holdout_split']!r}; {_SPLIT_SEED_NOTE}")
+        hf = self.cfg.data.holdout_fraction
+        if self.cfg.data.holdout_split != "random":
+            raise ConfigError(f"data.holdout_split: {self.cfg.data.holdout_split!r}; {_SPLIT_SEED_NOTE}")
         if not 0 < self.validation_fraction or hf + self.validation_fraction >= 0.9:
             raise ConfigError(f"--validation {self.validation_fraction}: expected > 0 and, with data.holdout_fraction "
                               f"{hf}, a sum below 0.9 (the trials train on the rest)")
         if self.trials < 1:
             raise ConfigError(f"--trials {self.trials}: expected at least 1")
-        self.trial_dir = os.path.join(self.cfg["run_dir"], self.name)
+        self.trial_dir = os.path.join(self.cfg.run_dir, self.name)
         self.failures = 0
 
     # ------------------------------------------------------------ storage and study
@@ -196,13 +196,13 @@ class Study:
         data = training_data(self._trial_cfg(load_config(self.config, overrides=self.overrides)))
         values = suggest(trial, data.train.num_features, int(max(data.dataset.lengths)))
         cfg = self._trial_cfg(load_config(self.config, overrides=self.overrides + _overrides(values)))
-        cfg["name"] = f"trial_{trial.number:04d}"
-        run_path = os.path.join(cfg["run_dir"], cfg["name"])
+        cfg.name = f"trial_{trial.number:04d}"
+        run_path = os.path.join(cfg.run_dir, cfg.name)
         trial.set_user_attr("run", os.path.abspath(run_path))
         track = False
         if tracking.is_enabled(self.cfg, self.track):
-            cfg["tracking"]["uri"] = tracking.resolve_uri(self.cfg)
-            cfg["tracking"]["experiment"] = self.name
+            cfg.tracking.uri = tracking.resolve_uri(self.cfg)
+            cfg.tracking.experiment = self.name
             track = {"optuna.study": self.name, "optuna.trial": trial.number}
         reported, pruned = set(), []
         t0 = time.perf_counter()
@@ -226,9 +226,10 @@ class Study:
         trial.set_user_attr("steps", trainer.run.list_checkpoints()[-1][0])
         if pruned:
             raise optuna.TrialPruned(f"pruned at checkpoint {pruned[0]}")
-        if track:
+        if track:  # stopped by the budget, not pruned: a finished run, with its generator
             from gan_sru.mlflow_model import log_run_model
 
+            tracking.set_status(run_path, "FINISHED")
             log_run_model(run_path)
         score = validation_score(run_path, data, self.cfg, self.score_num, self.score_repeats, self.score_iterations,
                                  self.validation_fraction)
@@ -236,10 +237,10 @@ class Study:
         return score["mean"]
 
     def _trial_cfg(self, cfg):
-        cfg["run_dir"] = self.trial_dir
-        cfg["data"]["holdout_fraction"] = self.cfg["data"]["holdout_fraction"] + self.validation_fraction
-        cfg["train"]["select"] = "discriminative"
-        cfg["train"]["budget"] = _duration_text(self.budget_s)
+        cfg.run_dir = self.trial_dir
+        cfg.data.holdout_fraction = self.cfg.data.holdout_fraction + self.validation_fraction
+        cfg.train.select = "discriminative"
+        cfg.train.budget = _duration_text(self.budget_s)
         return cfg
 
     # ------------------------------------------------------------ the result
@@ -255,7 +256,7 @@ class Study:
         data = training_data(data_cfg)
         values = to_config_values(best.params, data.train.num_features, int(max(data.dataset.lengths)))
         cfg = load_config(self.config, overrides=self.overrides + _overrides(values))
-        cfg["name"] = f"{self.cfg['name']}-tuned"
+        cfg.name = f"{self.cfg.name}-tuned"
         comment = (f"gan-sru tune: study {self.name}, trial {best.number} of {len(study.trials)}, validation "
                    f"discriminative score {best.value:.4f} (paper protocol) after {_duration_text(self.budget_s)}")
         folder = os.path.dirname(os.path.abspath(path))
@@ -332,7 +333,7 @@ def validation_score(run_path, data, cfg, num=1000, repeats=3, iterations=None,
     if len(real) < 2:
         raise ConfigError(f"the validation split holds {len(real)} sequence(s); expected at least 2 (raise "
                           "--validation or use more data)")
-    rng = np.random.default_rng([cfg["seed"], 0x7E5E])
+    rng = np.random.default_rng([cfg.seed, 0x7E5E])
     if len(real) > num:
         real = [real[i] for i in np.sort(rng.choice(len(real), num, replace=False))]
     run = TrainedRun(run_path, None)
@@ -348,7 +349,7 @@ def validation_score(run_path, data, cfg, num=1000, repeats=3, iterations=None,
 def validation_indices(dataset, cfg, validation_fraction=VALIDATION_FRACTION):
     """The validation split's sequence indices: held out at holdout_fraction + validation, not at holdout_fraction
     (random splits of one seed are nested: the smaller held-out set is inside the larger)."""
-    hf, seed = cfg["data"]["holdout_fraction"], cfg["seed"]
+    hf, seed = cfg.data.holdout_fraction, cfg.seed
     final = dataset.split_plan(hf, seed, "random").holdout
     wide = dataset.split_plan(hf + validation_fraction, seed, "random").holdout
     if not np.isin(final, wide).all():

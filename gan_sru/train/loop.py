@@ -308,10 +308,7 @@ class Trainer:
             self._log(f"trained {done} steps in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.2f} steps/s); "
                       f"run folder: {self.run.path}")
             self._log(f"pictures: {self.run.samples}")
-            if self.aborted:
-                self.tracker.close("KILLED")
-            else:
-                tracking.finish_training(self.tracker, self.run.path)
+            tracking.finish_training(self.tracker, self.run.path, "KILLED" if self.aborted else "FINISHED")
         return self.run.path
 
     def write_samples(self, step):

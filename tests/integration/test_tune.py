@@ -44,8 +44,10 @@ def states(study):
 
 @pytest.mark.slow
 def test_two_workers_complete_n_trials_between_them(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "gan_sru", *tune_argv(4, "4s", "study.journal", ["--workers", "2"])],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    p = subprocess.run([sys.executable, "-m", "gan_sru",
+                        *tune_argv(4, "4s", "study.journal", ["--workers", "2", "--track"])],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "MLFLOW_TRACKING_URI": ""})
     assert p.returncode == 0, p.stderr
     study = load_study(tmp_path / "study.journal")
     trials = study.get_trials(deepcopy=False)
@@ -62,6 +64,16 @@ def test_two_workers_complete_n_trials_between_them(tmp_path):
     assert best.data.holdout_fraction == pytest.approx(0.1)  # the config's own split, not the trials'
     assert best.name == "sines-tuned"
     assert "train it:    gan-sru train --config best.yaml" in p.stdout
+    # every trial is an MLflow run of the experiment named after the study, in the store beside the run folders
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/runs/mlruns.db")
+    runs = client.search_runs([client.get_experiment_by_name("tune-sines").experiment_id])
+    assert sorted(int(r.data.tags["optuna.trial"]) for r in runs) == sorted(t.number for t in finished)
+    for r in runs:
+        trial = next(t for t in finished if t.number == int(r.data.tags["optuna.trial"]))
+        assert r.info.status == ("FINISHED" if trial.state.name == "COMPLETE" else "KILLED")
+        assert ("gan_sru.model_uri" in r.data.tags) == (trial.state.name == "COMPLETE")
 
 
 @pytest.mark.slow
