@@ -259,8 +259,11 @@ def read_parquet(path, id_column="id", time_column="time", feature_columns=None,
 
     from .tables import frame_sequences
 
-    with open(path, "rb") as f:
-        magic = f.read(4)
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:  # unreadable (permissions, an I/O error)
+        raise DataError(f"{path}: cannot read ({e.strerror or e})") from None
     if not magic:
         raise DataError(f"{path}: empty file; expected a Parquet table")
     if magic != b"PAR1":
