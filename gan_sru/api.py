@@ -300,15 +300,25 @@ class SequenceGAN:
         (num_sequences is then its length) or a dict {attribute: value} for all of them; None: attributes
         resampled from training. Nothing is read but the run folder.
 
-        num_sequences: int from 1 to 1,000,000; seed: int >= 0; length: None or int >= 2. A wrong type is a
+        num_sequences: int from 1 to 1,000,000; seed: int >= 0; length: None or int from 2 to 100,000; at
+        most 5,000,000 sequence-steps per call. A wrong type is a
         TypeError, a wrong value a ValueError, each naming the argument."""
         from gan_sru.data.layout import to_layout
-        from gan_sru.sampling import MAX_NUM, Reference, TrainedRun, draw_lengths, generate_cut, sample_table
+        from gan_sru.sampling import (
+            MAX_LENGTH,
+            MAX_NUM,
+            Reference,
+            TrainedRun,
+            draw_lengths,
+            generate_cut,
+            sample_size_error,
+            sample_table,
+        )
 
         num_sequences = _checked_int("num_sequences", num_sequences, 1, MAX_NUM)
         seed = _checked_int("seed", seed, 0, 2 ** 63 - 1)
         if length is not None:
-            length = _checked_int("length", length, 2)
+            length = _checked_int("length", length, 2, MAX_LENGTH)
         if self.run_path is None:
             raise GanSruError("SequenceGAN.sample: the model is not trained; call fit() or SequenceGAN.load()")
         try:
@@ -318,6 +328,9 @@ class SequenceGAN:
             rows, attrs = self._condition_rows(run, conditions, num_sequences, seed)
             num_sequences = num_sequences if rows is None else len(rows)
             lengths = draw_lengths(self._reference.lengths, num_sequences, seed, length)
+            too_many = sample_size_error(num_sequences, int(lengths.max()))
+            if too_many:
+                raise ValueError(f"num_sequences={num_sequences}, length={length}: {too_many}")
             sequences = [run.scaler.inverse(s.astype(np.float64)) for s in generate_cut(run, lengths, seed, attrs)]
             if not all(np.isfinite(s).all() for s in sequences):
                 raise CheckpointError(f"{self.run_path}: the generator gave non-finite values; the checkpoint is bad")

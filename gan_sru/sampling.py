@@ -234,6 +234,18 @@ def generate_cut(run, lengths, seed, attrs=None):
 
 LAYOUT_FILE = "api_layout.json"  # a run trained through the Python API: the input's columns and dtypes
 MAX_NUM = 1_000_000  # sequences per call (generate --num, SequenceGAN.sample); more in calls with other seeds
+MAX_LENGTH = 100_000  # steps per generated sequence
+MAX_STEPS = 5_000_000  # sequences x longest length per call: G's activations for one call stay within a few GiB
+
+
+def sample_size_error(num, longest):
+    """Why `num` sequences of up to `longest` steps are too many for one call (a message), else None."""
+    if longest > MAX_LENGTH:
+        return f"{longest:,} steps: at most {MAX_LENGTH:,} steps per sequence"
+    if num * longest > MAX_STEPS:
+        return (f"{num:,} sequences of up to {longest:,} steps: at most {MAX_STEPS:,} sequence-steps per call "
+                "(memory); ask for fewer sequences per call, with other seeds")
+    return None
 
 
 def run_layout(run_path):

@@ -48,12 +48,12 @@ from gan_sru.sampling import (
     draw_lengths,
     generate_cut,
     run_layout,
+    sample_size_error,
     sample_table,
 )
 
 GIF_ITEMS = 16
 SAMPLE_FILES = ("samples.npy", "samples.npz", "samples.csv")
-MAX_VALUES = 200_000_000  # generated values (sequences x steps x channels) held in memory at once
 
 
 # ---------------------------------------------------------------- the command
@@ -74,6 +74,8 @@ def check_request(num, length, seed, names=("--num", "--length", "--seed")):
                           "calls with other seeds")
     if length is not None and length < 2:
         raise ConfigError(f"{names[1]} {length}: expected at least 2 steps")
+    if length is not None and sample_size_error(num, length):
+        raise ConfigError(f"{names[0]} {num} {names[1]} {length}: {sample_size_error(num, length)}")
     if not 0 <= seed < 2 ** 63:
         raise ConfigError(f"{names[2]} {seed}: expected a seed from 0 to 2**63 - 1")
 
@@ -147,9 +149,9 @@ def generate(run_path, step=None, num=1000, length=None, seed=0, out=None, progr
     num = num if rows is None else len(rows)
     attrs = None if rows is None else run.encoding.encode_attributes(rows)
     lengths = draw_lengths(ref.lengths, num, seed, length)
-    if int(lengths.sum()) * run.num_features > MAX_VALUES:
-        raise ConfigError(f"--num {num} x {int(lengths.max())} steps x {run.num_features} channels: more than "
-                          f"{MAX_VALUES:,} values at once; generate fewer or shorter sequences per call")
+    too_many = sample_size_error(num, int(lengths.max()))
+    if too_many:
+        raise ConfigError(f"--num {num}: {too_many}")
     full = [run.scaler.inverse(s) for s in generate_cut(run, lengths, seed, attrs)]
     samples, columns = full, None
     if run.encoding is not None:  # continuous features in the arrays, labels and attributes beside them

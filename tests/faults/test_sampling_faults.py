@@ -44,6 +44,10 @@ def leftovers(folder):
     (["--num", "100000000"], "error: --num 100000000: at most 1,000,000 sequences per call; generate more in "
                              "several calls with other seeds"),
     (["--num", "0"], "error: --num 0: expected at least 1 sequence"),
+    (["--length", "200000"], "error: --num 1000 --length 200000: 200,000 steps: at most 100,000 steps per sequence"),
+    (["--num", "1000", "--length", "10000"], "error: --num 1000 --length 10000: 1,000 sequences of up to 10,000 "
+                                             "steps: at most 5,000,000 sequence-steps per call (memory); ask for "
+                                             "fewer sequences per call, with other seeds"),
     (["--start", "yesterday-ish"], "error: --start yesterday-ish: the run's data has no time column"),
 ])
 def test_bad_arguments_are_one_line_errors_and_write_nothing(run, tmp_path, capsys, argv, message):
