@@ -9,7 +9,6 @@ Without conditions the attributes are resampled, with replacement, from the trai
 the empirical joint distribution, exact for the data seen, with no combination that never occurred (a learned
 model of the attributes could invent impossible ones, e.g. a device type with a region it is never sold in).
 """
-import os
 
 import numpy as np
 
@@ -47,8 +46,12 @@ def read_conditions(path, encoding):
 
     if not encoding.attributes:
         raise ConditionError(f"--conditions {path}: the run has no attributes (data.attributes) to condition on")
-    if not os.path.isfile(path):
-        raise ConditionError(f"--conditions {path}: no such file")
+    from gan_sru.data.readers import check_regular_file
+
+    try:
+        check_regular_file(path)  # a FIFO, a device or a huge file is refused before it is opened
+    except DataError as e:
+        raise ConditionError(f"--conditions {e}") from None
     try:
         df = pd.read_parquet(path) if str(path).lower().endswith(".parquet") else pd.read_csv(path)
     except (ValueError, OSError, UnicodeDecodeError) as e:

@@ -224,3 +224,14 @@ def test_export_refuses_a_conditional_run_and_writes_nothing(run, tmp_path):
     with pytest.raises(ExportError, match=r"conditional run .*data.attributes.*cannot be exported.*generate"):
         export_generator(run, out, "nnp")
     assert not out.exists()
+
+
+def test_a_conditions_fifo_or_missing_file_is_refused_before_it_is_opened(enc, tmp_path):
+    from gan_sru.conditional.conditions import read_conditions
+
+    fifo = tmp_path / "c.csv"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer came
+    with pytest.raises(ConditionError, match=r"^--conditions .*c\.csv: is a FIFO \(named pipe\); expected a regular"):
+        read_conditions(str(fifo), enc)
+    with pytest.raises(ConditionError, match=r"^--conditions .*gone\.csv: data file not found"):
+        read_conditions(str(tmp_path / "gone.csv"), enc)
