@@ -20,15 +20,40 @@ from .selection import Selection, score_checkpoint, write_selection
 from .steps import GanSteps
 
 # G terms computed from statistics of the batch: under data parallelism each rank computes them on its shard
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each saves a checkpoint and stops cleanly
 BATCH_STATISTIC_TERMS = ("moment_loss", "marginal_loss", "sequence_moment_loss", "sequence_whitened_loss",
                          "innovation_loss", "class_moment_loss", "window_covariance_loss",
                          "predictor_loss", "step_profile_loss")
 
 
+DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def parse_duration(text, what="train.budget"):
+    """'90s', '15m', '1h30m', '2.5m' -> seconds (float > 0); a ConfigError names `what` and the text otherwise."""
+    import re
+
+    text = str(text).strip()
+    ok = re.fullmatch(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+", text, flags=re.ASCII)
+    seconds = sum(float(n) * DURATION_UNITS[u] for n, u in re.findall(r"([0-9.]+)([hms])", text)) if ok else 0
+    if not 0 < seconds < float("inf"):
+        raise ConfigError(f"{what} {text!r}: expected a duration such as 90s, 15m, 1h or 1h30m")
+    return seconds
+
+
+def _clock(seconds):
+    """Seconds as the progress bar's time left: 1h02m, 3m05s, 42s."""
+    s = int(round(seconds))
+    h, m = divmod(s, 3600)
+    m, s = divmod(m, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
+
+
 class Trainer:
     """Trains one run: data, graphs, run folder, checkpoints, monitors, pictures, progress.
 
-    `Trainer(cfg).train()` trains `cfg.train.steps` steps into `run_dir/name`, resuming from the
+    `Trainer(cfg).train()` trains `cfg.train.steps` steps, or until `cfg.train.budget` of wall time is
+    spent when that is set (whichever comes first), into `run_dir/name`, resuming from the
     newest checkpoint when `resume=True`. With a communicator `comm` of several ranks (train/distributed.py)
     every rank trains its shard of each batch and rank 0 alone touches the run folder and logs.
     """
@@ -51,6 +76,8 @@ class Trainer:
         self.sampler = None  # built at the first sample picture or selection, then kept
         self.selection = Selection()  # the checkpoints' selection scores (train.select)
         self.track, self.tracker = track, tracking.NULL  # rank 0 opens the MLflow run in _train
+        self.spent_before = 0.0  # training seconds of earlier sessions (restored from the checkpoint)
+        self.budget_s = None if cfg.train.budget is None else parse_duration(cfg.train.budget, "train.budget")
 
     def _log(self, msg):
         if self.comm.is_root:
@@ -89,6 +116,7 @@ class Trainer:
                          source=f"checkpoint {run.checkpoint_path(step)}")
             self.start_step = step
             self.selection = Selection.from_meta(ckpt.meta, step)
+            self.spent_before = float(ckpt.meta.get("elapsed_s", 0.0))
         if latest is not None and changed:
             raise ConfigError(
                 f"cannot resume {run.path} with a different config: {', '.join(changed)} differ from the run's "
@@ -130,7 +158,14 @@ class Trainer:
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
                 "num_features": self.train_set.num_features,
                 "config": self.cfg.model_dump(), "world_size": self.comm.size, "format": 1,
-                "selection": self.selection.to_dict(self.cfg.train.select), **self._conditioning()}
+                "selection": self.selection.to_dict(self.cfg.train.select), "elapsed_s": self._spent(),
+                **self._conditioning()}
+
+    def _spent(self):
+        """Training seconds spent so far, earlier sessions of a resumed run included (checkpoint meta
+        "elapsed_s"): what train.budget is measured against."""
+        t0 = getattr(self, "_session_t0", None)
+        return self.spent_before + (0.0 if t0 is None else time.perf_counter() - t0)
 
     def _conditioning(self):
         """A conditional run's encoding (category lists, attribute ranges), so samples decode to the labels."""
@@ -206,6 +241,14 @@ class Trainer:
         m.flush_at = self.start_step
         return m
 
+    def _budget_spent(self, step):
+        """True once train.budget's seconds are spent (rank 0's clock decides, so every rank stops at the same
+        step)."""
+        if self.budget_s is None:
+            return False
+        return bool(self.comm.broadcast_object(self._spent() >= self.budget_s if self.comm.is_root else None)) \
+            if self.comm.size > 1 else self._spent() >= self.budget_s
+
     def _on_signal(self, signum, frame):
         self.stop_signal = signum
 
@@ -219,6 +262,7 @@ class Trainer:
         A write that fails (full disk, unwritable folder) is a RunFolderError; the checkpoints written so
         far stay complete and --resume continues from the newest.
         """
+        old_handlers = {s: signal.getsignal(s) for s in STOP_SIGNALS}
         try:
             return self._train()
         except OSError as e:
@@ -229,6 +273,9 @@ class Trainer:
             if getattr(e, distributed.EVERY_RANK, False):  # rank 0's failed write, raised on every rank
                 distributed.on_every_rank(error)
             raise error from e
+        finally:  # restored only now: a second Ctrl-C while saving or reporting is absorbed, not a traceback
+            for s, h in old_handlers.items():
+                signal.signal(s, h)
 
     def _train(self):
         from nnabla.monitor import Monitor, MonitorSeries, MonitorTimeElapsed
@@ -238,12 +285,16 @@ class Trainer:
         self.comm.collective(self.prepare)  # an error on any rank (bad data, a locked folder) stops every rank
         replicas.check_same_data(self.comm, self.train_set, self.scaler)
         self.start_step = self.comm.broadcast_object(self.start_step)
+        self.spent_before = self.comm.broadcast_object(self.spent_before)
         self.steps.sync_state()  # rank 0's state, restored or fresh, on every rank
         cfg, t, root = self.cfg, self.cfg.train, self.comm.is_root
-        total = t.steps
-        if self.start_step >= total:
-            self._log(f"{self.run.path} is complete at step {self.start_step} (train.steps = {total}); "
-                      f"to train on, raise it: --set train.steps=...")
+        total, budget = t.steps, self.budget_s
+        if self.start_step >= total or (budget is not None and self.spent_before >= budget):
+            why = (f"train.steps = {total}" if self.start_step >= total else
+                   f"{self.spent_before:.0f} s of train.budget = {t.budget} spent")
+            key = "train.steps" if self.start_step >= total else "train.budget"
+            self._log(f"{self.run.path} is complete at step {self.start_step} ({why}); "
+                      f"to train on, raise it: --set {key}=...")
             self.run.unlock()
             return self.run.path
         if root:
@@ -254,15 +305,19 @@ class Trainer:
         if root:  # MLflow: tracking.NULL unless tracking is on; a resumed run continues its MLflow run
             self.tracker = tracking.open_run(cfg, self.run.path, self.track, resume=self.start_step > 0)
             self.tracker.log_params(flat_config(cfg))
-        old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        for s in STOP_SIGNALS:
+            signal.signal(s, self._on_signal)
         self.steps.stop_requested = lambda: self.stop_signal is not None
         step = self.start_step
-        bar = tqdm(total=total, initial=step, disable=not self.progress or not root, desc=cfg.name, unit="step",
-                   dynamic_ncols=True)
+        # with a budget the bar counts steps without a total and shows the time left
+        bar = tqdm(total=total if budget is None else None, initial=step, disable=not self.progress or not root,
+                   desc=cfg.name, unit="step", dynamic_ncols=True)
         last_saved = step
-        t0 = time.perf_counter()
+        t0 = self._session_t0 = time.perf_counter()
+        if budget is not None:  # the schedules (learning rate, Gumbel temperature) follow the budget's fraction
+            self.steps.schedule_fraction = lambda: self._spent() / budget
         try:
-            while step < total and not self._stopping() and not self.aborted:
+            while step < total and not self._stopping() and not self.aborted and not self._budget_spent(step):
                 d_loss, g_loss = self.steps.step(step)  # the global batch's losses: the same on every rank
                 if not (math.isfinite(d_loss) and math.isfinite(g_loss)):
                     raise distributed.on_every_rank(
@@ -277,7 +332,8 @@ class Trainer:
                     self.save(step, scored=True)
                     last_saved = step
                 # after the save: the bar's last state shows the score and selection that selection.json has
-                bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **self._selection_note(), refresh=False)
+                left = {} if budget is None else {"left": _clock(max(budget - self._spent(), 0.0))}
+                bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **left, **self._selection_note(), refresh=False)
                 bar.update(1)
                 if step % t.sample_every == 0 or step == total:
                     self.comm.collective(functools.partial(self.write_samples, step), root_only=True)
@@ -287,13 +343,14 @@ class Trainer:
             self.stop_signal = self.comm.agree_first(self.stop_signal)  # a rank's signal stops them all
             if (self.stop_signal is not None or self.aborted) and step != last_saved:
                 self.save(step)
+            elif step != last_saved:  # the budget ended the run between checkpoints: the last one is scored
+                self.save(step, scored=True)
+                self.comm.collective(functools.partial(self.write_samples, step), root_only=True)
         except BaseException:
             self.tracker.close("FAILED")
             raise
         finally:
             bar.close()
-            for s, h in old_handlers.items():
-                signal.signal(s, h)
             self.run.unlock()
         elapsed = time.perf_counter() - t0
         done = step - self.start_step

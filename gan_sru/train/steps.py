@@ -223,6 +223,15 @@ class GanSteps:
             noise[PERTURB] = distributed.shard_arrays({PERTURB: u}, local, rank)[PERTURB]
         return batch, noise
 
+    schedule_fraction = None  # () -> the spent fraction of train.budget; set by the Trainer under a budget
+
+    def schedule_step(self, step):
+        """The step the schedules are evaluated at: `step`, or under a budget the point of train.steps as far
+        along as the budget is spent, when that is further (a run ends at whichever comes first)."""
+        if self.schedule_fraction is None:
+            return step
+        return max(step, self.schedule_fraction() * self.tcfg.steps)
+
     def step(self, step):
         """One generator update preceded by n_critic discriminator updates. Returns (d_loss, g_loss).
 
@@ -231,7 +240,8 @@ class GanSteps:
         """
         nn.seed(dropout_seed(self.cfg.seed, step))
         t = self.tcfg
-        f = lr_factor(step, t.steps, t.lr_schedule, t.lr_decay_start, t.lr_end_factor)
+        sched = self.schedule_step(step)
+        f = lr_factor(sched, t.steps, t.lr_schedule, t.lr_decay_start, t.lr_end_factor)
         self.solver_g.set_learning_rate(t.g_lr * f)
         self.solver_d.set_learning_rate(t.d_lr * f)
         obs = self.observer
@@ -240,7 +250,7 @@ class GanSteps:
             g = self.graph_for(batch.x.shape[0])
             g.feed(batch, noise)
             if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
-                g.tau.d = tau_at(step, self.tcfg.steps, self.tcfg.gumbel_tau_start, self.tcfg.gumbel_tau_end)
+                g.tau.d = tau_at(sched, self.tcfg.steps, self.tcfg.gumbel_tau_start, self.tcfg.gumbel_tau_end)
             if self.strategy != "linked":
                 with obs.phase("g_forward"):
                     # G runs once; its backward buffers are kept

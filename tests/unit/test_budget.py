@@ -1,0 +1,63 @@
+"""train.budget: a wall-time limit instead of train.steps, kept across --resume."""
+import io
+
+import pytest
+
+from gan_sru import ConfigError
+from gan_sru.config import load_config
+from gan_sru.train.loop import _clock, parse_duration
+from gan_sru.train.steps import GanSteps
+
+
+def tiny(tmp_path, *extra):
+    return load_config(None, overrides=[f"run_dir={tmp_path}", "name=r", "data.num_sequences=32", "data.seq_len=8",
+                                        "data.num_features=2", "train.batch_size=8", "train.select=none",
+                                        "train.steps=1000000", "train.checkpoint_every=1000000",
+                                        "train.sample_every=1000000", *extra])
+
+
+@pytest.mark.parametrize("text, seconds", [("90s", 90), ("15m", 900), ("1h", 3600), ("1h30m", 5400),
+                                           ("2.5m", 150)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "15", "0s", "m", "-5m", "1d"])
+def test_bad_durations_name_the_key(text):
+    with pytest.raises(ConfigError, match="train.budget"):
+        parse_duration(text)
+
+
+def test_clock():
+    assert (_clock(42), _clock(185), _clock(3725)) == ("42s", "3m05s", "1h02m")
+
+
+def test_schedule_follows_the_spent_budget():
+    class S:
+        tcfg = type("T", (), {"steps": 100})
+        schedule_fraction = None
+
+    s = S()
+    assert GanSteps.schedule_step(s, 7) == 7  # no budget: the step itself
+    s.schedule_fraction = lambda: 0.5
+    assert GanSteps.schedule_step(s, 7) == 50.0  # half the budget spent: half of train.steps
+
+
+def test_budget_stops_the_run_and_resume_continues_the_same_budget(tmp_path):
+    from gan_sru.train import Trainer
+
+    t = Trainer(tiny(tmp_path, "train.budget=2s"), progress=False, out=io.StringIO())
+    t.train()
+    step, ckpt = t.run.latest_checkpoint()
+    spent = ckpt.meta["elapsed_s"]
+    assert 2.0 <= spent < 30 and 1 <= step < 1000000  # stopped by the budget, a checkpoint at the last step
+
+    out = io.StringIO()  # the same budget: already spent, so the resumed run is complete
+    again = Trainer(tiny(tmp_path, "train.budget=2s"), resume=True, progress=False, out=out)
+    again.train()
+    assert "train.budget = 2s spent" in out.getvalue() and again.run.list_checkpoints()[-1][0] == step
+
+    more = Trainer(tiny(tmp_path, "train.budget=4s"), resume=True, progress=False, out=io.StringIO())
+    more.train()  # a larger budget: trains on for the difference, counting the time already spent
+    last, ckpt = more.run.latest_checkpoint()
+    assert last > step and 4.0 <= ckpt.meta["elapsed_s"] < spent + 30
