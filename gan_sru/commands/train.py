@@ -40,7 +40,12 @@ def main(args):
 
             log_run_model(trainer.run.path)
     # stopped by SIGINT/SIGTERM: a checkpoint was saved, but the run is not finished (130 / 143)
-    return 128 + trainer.stop_signal if trainer.stop_signal else 0
+    if trainer.stop_signal:  # the checkpoint is saved; a further Ctrl-C while the process exits is absorbed
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return 128 + trainer.stop_signal
+    return 0
 
 
 def with_run_data(cfg, args):

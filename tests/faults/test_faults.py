@@ -225,7 +225,7 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_pa
 # ---------------------------------------------------------------- 2. SIGINT and SIGTERM
 
 @slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_sigint_and_sigterm_stop_with_a_checkpoint_and_the_resume_command(tmp_path, reference, sig):
     run = RunFolder(tmp_path / "run")
     series = os.path.join(run.monitors, "d_loss.series.txt")
@@ -254,6 +254,22 @@ def test_sigint_and_sigterm_stop_with_a_checkpoint_and_the_resume_command(tmp_pa
     assert_ok(result)
     assert resumed_from(out, run) == step
     assert same_state(Checkpoint.load(run.checkpoint_path(STEPS)), reference)
+
+
+@slow
+def test_a_second_ctrl_c_while_saving_is_absorbed(tmp_path):
+    run = RunFolder(tmp_path / "run")
+    series = os.path.join(run.monitors, "d_loss.series.txt")
+    proc = start(train_cmd(tmp_path, STEPS, {"train.checkpoint_every": 1000}))
+    assert wait_for(lambda: os.path.exists(series) and open(series).read().count("\n") >= 3, proc)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # arrives during the stop's checkpoint write or its report
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, (out, err)
+    m = re.search(r"^stopped by SIGINT at step (\d+); checkpoint saved in .+ Resume with: .+$", out, re.M)
+    assert m, out
+    assert Checkpoint.load(run.checkpoint_path(int(m.group(1)))).meta["step"] == int(m.group(1))
 
 
 # ---------------------------------------------------------------- 3. two trainers, one run folder
