@@ -48,6 +48,7 @@ import numpy as np
 from gan_sru import ConfigError
 from gan_sru.commands.evaluate_memorisation import PICTURE as MEMORISATION_PICTURE
 from gan_sru.commands.evaluate_memorisation import memorisation_markdown, memorisation_section
+from gan_sru.commands.evaluate_memorisation import privacy_markdown, privacy_section
 from gan_sru.commands.evaluate_separability import PICTURE as SEPARABILITY_PICTURE
 from gan_sru.commands.evaluate_separability import separability_markdown, separability_section, separability_table
 from gan_sru.files import atomic_write_text
@@ -186,6 +187,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         "generated": generated, "holdout": floor, "targets": TARGETS,
         "separability": separability_section(real, fake, held, seed, out, run.step),
         "memorisation": memorisation_section(train.sequences, fake, held, run.cfg.data, out, run.step),
+        "privacy": privacy_section(train.sequences, fake, held, seed),
         "pictures": dict(PICTURES), "seconds": None,
     }
     if floor is None:
@@ -221,8 +223,24 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     result["seconds"] = round(time.perf_counter() - t0, 1)
     _write_json(result, os.path.join(out, "metrics.json"))
     atomic_write_text(os.path.join(out, "report.md"), report_markdown(result))
+    _write_report_html(result, out, real, fake, run.folder.config_path, train)
     result["out"] = out
     return result
+
+
+def _write_report_html(result, out, real, fake, config_path, train):
+    """report.html next to report.md (gan_sru.report): the config as written, a summary of the training data."""
+    from gan_sru.report import write_html
+
+    config_text = None
+    if config_path and os.path.exists(config_path):
+        with open(config_path, encoding="utf-8") as f:
+            config_text = f.read()
+    lengths = [len(s) for s in train.sequences]
+    summary = {"training sequences": len(lengths), "features": real[0].shape[1],
+               "steps per sequence": f"{min(lengths)} to {max(lengths)}" if min(lengths) != max(lengths) else lengths[0]}
+    write_html(result, out, real, fake, config_text, summary,
+               title=f"Evaluation of {os.path.basename(str(result['run']))} at step {result['checkpoint_step']}")
 
 
 def _write_json(obj, path):
@@ -301,6 +319,10 @@ def report_markdown(result):
     ]
     if r.get("holdout_note"):
         lines += ["", f"No floor: {r['holdout_note']}."]
+    from gan_sru.report import sample_size_warning
+
+    if sample_size_warning(r):
+        lines += ["", f"Warning: {sample_size_warning(r)}."]
     if r["generated"]["predictive"] is None:
         lines += ["", "No predictive score: the data has one feature (the score predicts the last feature "
                       "from the others)."]
@@ -326,6 +348,8 @@ def report_markdown(result):
         lines += [separability_markdown(r["separability"])]
     if r.get("memorisation"):
         lines += [memorisation_markdown(r["memorisation"])]
+    if r.get("privacy"):
+        lines += [privacy_markdown(r["privacy"])]
     if r.get("conditional"):
         from gan_sru.conditional.evaluate import conditional_markdown
 
@@ -359,9 +383,23 @@ def main(args):
 
     if tracking.log_evaluation(result):  # a tracked run (RUN/tracking.json): its scores join its MLflow run
         print(f"logged to MLflow run {tracking.read_record(result['run'])['run_id']}")
+    from gan_sru.report import sample_size_warning
+
+    if sample_size_warning(result):
+        print(f"warning: {sample_size_warning(result)}")
+    if result.get("privacy") and result["privacy"]["membership_inference"]:
+        mia, aa = result["privacy"]["membership_inference"], result["privacy"]["adversarial_accuracy"]
+        print(f"privacy: membership attack AUC {mia['auc']:.3f} (floor 0.5, advantage interval "
+              f"{mia['interval'][0]:+.3f} to {mia['interval'][1]:+.3f}), adversarial-accuracy privacy loss "
+              f"{aa['privacy_loss']:+.3f} (floor 0)")
+    if result.get("conditional"):
+        from gan_sru.conditional.evaluate import conditional_markdown
+
+        print(conditional_markdown(result["conditional"]))
     if result["separability"] is not None:
         print("what tells generated from real (per group of each sequence's statistics, |accuracy - 0.5|):")
         print(separability_table(result["separability"]))
     print(f"written: {os.path.join(result['out'], 'metrics.json')}\n"
-          f"         {os.path.join(result['out'], 'report.md')} (with {len(result['pictures'])} pictures)")
+          f"         {os.path.join(result['out'], 'report.md')} (with {len(result['pictures'])} pictures)\n"
+          f"         {os.path.join(result['out'], 'report.html')} (self-contained)")
     return 0

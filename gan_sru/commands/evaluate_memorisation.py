@@ -59,3 +59,34 @@ def memorisation_markdown(section):
                   "data.holdout_split: blocks for it.", ""]
     lines += [f"![distance to the nearest training sequence]({PICTURE})", ""]
     return "\n".join(lines)
+
+
+def privacy_section(training, fake, held, seed):
+    """The "privacy" dict of metrics.json (gan_sru.metrics.privacy): the membership-inference attack and the
+    nearest-neighbour adversarial accuracy. training: the training sequences scored as members; fake, held: the
+    generated and held-out sequences."""
+    return metrics.privacy(training, held, fake, seed=seed)
+
+
+def privacy_markdown(section):
+    """The report.md section on membership inference and adversarial accuracy."""
+    lines = ["## Does it give away who was in the training data?", ""]
+    mia, aa = section["membership_inference"], section["adversarial_accuracy"]
+    if mia is None:
+        return "\n".join(lines + [f"Not computed: {section['note']}.", ""])
+    lo, hi = mia["interval"]
+    lines += ["| privacy score | value | floor | reading |", "|---|---|---|---|",
+              f"| membership attack AUC (distance to nearest generated) | {mia['auc']:.3f} | 0.500 | "
+              f"guesses membership {100 * mia['advantage']:+.1f} points better than chance "
+              f"(95% interval {100 * lo:+.1f} to {100 * hi:+.1f}); {mia['n_members']} training vs "
+              f"{mia['n_nonmembers']} held-out sequences |"]
+    if aa is not None:
+        lines += [f"| adversarial accuracy AA_train-synthetic | {aa['aa_train_synthetic']:.3f} | 0.500 | "
+                  f"nearest neighbours tell training from generated; n = {aa['n']} each |",
+                  f"| adversarial accuracy AA_holdout-synthetic | {aa['aa_holdout_synthetic']:.3f} | 0.500 | "
+                  "the same with held-out real data |",
+                  f"| privacy loss AA_holdout - AA_train | {aa['privacy_loss']:+.3f} | 0.000 | "
+                  "above about 0.05: generated data sits closer to training data than to unseen data |"]
+    if mia.get("warning"):
+        lines += ["", f"Warning: {mia['warning']}."]
+    return "\n".join(lines + [""])
