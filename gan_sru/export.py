@@ -188,18 +188,49 @@ def single_assignment(graph):
         out.name = newest.get(out.name, out.name)
 
 
+def sampling_metadata(run):
+    """What a user of the exported file needs beside the network to write the same table as `generate`:
+    features {names, min, scale} (samples = scaled value * scale + min, already applied in the graph; names
+    f0, f1, ... where the data had none) and lengths {max_len, training: {length: count}} (draw a length per
+    sequence and pass it as the mask). Read from the run folder only."""
+    from gan_sru.data.summary import read_summary
+    from gan_sru.sampling import Reference
+
+    summary = read_summary(run.folder.path) or {}
+    names = [f["name"] for f in summary.get("features", [])]
+    if len(names) != run.num_features:
+        names = [f"f{k}" for k in range(run.num_features)]
+    lengths, counts = np.unique(Reference.of_run(run).lengths, return_counts=True)
+    return {"features": {"names": names, "min": run.scaler.min.tolist(),
+                         "scale": run.scaler.inverse_scale.tolist()},
+            "lengths": {"max_len": int(run.max_len),
+                        "training": {str(int(n)): int(c) for n, c in zip(lengths, counts)}}}
+
+
+def format_of(out, fmt=None):
+    """The export format: `fmt` when given, else from the file name (.nnp or .onnx)."""
+    if fmt is not None:
+        return fmt
+    ext = os.path.splitext(os.fspath(out))[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise ConfigError(f"--out {out}: cannot tell the format from the name; end it in .onnx or .nnp, or pass "
+                          "--format")
+    return ext
+
+
 def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZE, length=None):
     """Write the generator of the run folder `run_path` (checkpoint `step`: a step, "latest" or "best";
     default the selected one when the run has one, else the newest) to `out`.
 
-    fmt: "nnp" or "onnx"; batch_size, length: the fixed B and L of the exported network (length default:
-    the run's longest training length). The file appears complete or not at all. Returns a dict describing
-    the export: path, format, run, step, weights ("moving average" or "trained"), inputs (name -> shape),
-    output (shape) and max_len (the run's longest training length).
+    fmt: "nnp", "onnx", or None (from the name of `out`); batch_size, length: the fixed B and L of the exported
+    network (length default: the run's longest training length). The file appears complete or not at all.
+    Returns a dict describing the export: path, format, run, step, weights ("moving average" or "trained"),
+    inputs (name -> shape), output (shape) and max_len (the run's longest training length).
     """
     from gan_sru.sampling import TrainedRun, check_run_path
 
     out = os.fspath(out)
+    fmt = format_of(out, fmt)
     check_export_args(fmt, batch_size, length, out)
     check_run_path(run_path)
     run = TrainedRun(run_path, step)
@@ -226,7 +257,8 @@ def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZ
                 model = _nnp_to_onnx(nnp_path, os.path.join(tmp, f"{NETWORK}.onnx"), batch_size)
                 meta = {"gan_sru.run": run.folder.path, "gan_sru.checkpoint_step": str(run.step),
                         "gan_sru.weights": info["weights"], "gan_sru.layout": json.dumps(
-                            {"inputs": info["inputs"], "output": {OUTPUT: info["output"]}})}
+                            {"inputs": info["inputs"], "output": {OUTPUT: info["output"]}}),
+                        **{f"gan_sru.{k}": json.dumps(v) for k, v in sampling_metadata(run).items()}}
                 for k, v in meta.items():
                     model.metadata_props.add(key=k, value=v)
                 payload = model.SerializeToString()

@@ -118,7 +118,8 @@ def build_parser():
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
     p.add_argument("--checkpoint", type=checkpoint_arg, default=None, metavar="STEP",
                    help=CHECKPOINT_HELP)
-    p.add_argument("--format", required=True, choices=("nnp", "onnx"), help="nnp (nnabla) or onnx")
+    p.add_argument("--format", default=None, choices=("nnp", "onnx"),
+                   help="nnp (nnabla) or onnx (default: from the --out file's name)")
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write, e.g. generator.onnx")
     p.add_argument("--batch-size", type=int, default=None,
                    help="sequences per call of the exported network, fixed (default: 64)")

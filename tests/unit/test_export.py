@@ -11,6 +11,7 @@ in onnxruntime. TOL = 5e-5 of each feature's range leaves a 7x margin over that 
 weights instead of their moving average (4 steps of training) are already 1e-2 off (checked below).
 """
 import argparse
+import json
 import os
 import re
 import sys
@@ -30,7 +31,7 @@ from gan_sru.commands.main import main as cli
 from gan_sru.config import load_config
 from gan_sru.export import ExportError, export_generator, single_assignment
 from gan_sru.networks import sample_noise
-from gan_sru.sampling import TrainedRun
+from gan_sru.sampling import Reference, TrainedRun
 from gan_sru.train import Trainer
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -174,6 +175,10 @@ def test_readme_export_snippets_run(runs, tmp_path, monkeypatch):
         exec(compile(block, "docs/export.md", "exec"), namespace)
         samples = namespace["samples"]
         assert samples.shape == (64, 8, 5) and np.isfinite(samples).all()
+        if "table" in namespace:  # the onnxruntime block: a long table with the run's names, one id per sequence
+            table = namespace["table"]
+            assert list(table.columns) == ["id", "time", "f0", "f1", "f2", "f3", "f4"]
+            assert table["id"].nunique() == 64 and len(table) == int(namespace["lengths"].sum())
         # a sigmoid generator: every value within the data's range
         assert np.all(samples >= run.scaler.min - 1e-5) and np.all(samples <= run.scaler.max + 1e-5)
 
@@ -251,3 +256,19 @@ def test_missing_onnx_exporter_names_the_install(runs, tmp_path, monkeypatch):
                                           r"pip install --no-deps 'nnabla-converter==1.39.\*'"):
         export_generator(runs["default"], str(tmp_path / "g.onnx"), "onnx", batch_size=B)
     assert not (tmp_path / "g.onnx").exists()
+
+
+def test_onnx_metadata_names_the_features_scaling_and_lengths_and_the_format_follows_the_name(runs, tmp_path):
+    run = TrainedRun(runs["default"])
+    info = export_generator(runs["default"], str(tmp_path / "g.onnx"), None, batch_size=B)
+    assert info["format"] == "onnx"
+    meta = {p.key: p.value for p in onnx.load(str(tmp_path / "g.onnx")).metadata_props}
+    features, lengths = json.loads(meta["gan_sru.features"]), json.loads(meta["gan_sru.lengths"])
+    assert features["names"] == [f"f{k}" for k in range(5)]
+    np.testing.assert_array_equal(features["min"], run.scaler.min)
+    np.testing.assert_array_equal(features["scale"], run.scaler.inverse_scale)
+    assert lengths["max_len"] == 8 and sum(lengths["training"].values()) == len(Reference.of_run(run).lengths)
+    assert export_generator(runs["default"], str(tmp_path / "g.nnp"), None, batch_size=B)["format"] == "nnp"
+    with pytest.raises(ConfigError, match=r"--out .*g\.bin: cannot tell the format from the name; end it in "
+                                          r"\.onnx or \.nnp, or pass --format"):
+        export_generator(runs["default"], str(tmp_path / "g.bin"), None)
