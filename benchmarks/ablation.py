@@ -1,0 +1,259 @@
+"""Ablation of the generator's terms on real data sets at one wall-time budget per run.
+
+    .venv/bin/python benchmarks/ablation.py [--sets macro,elnino,sines] [--lengths 24,64] [--seeds 0,1,2]
+                                            [--variants defaults,moment,marginal,...] [--budget 15m]
+                                            [--protocol paper] [--repeats 3]
+    .venv/bin/python benchmarks/ablation.py --table     # table, Markdown and picture again from the JSON
+
+Real sets come from statsmodels' bundled data (`pip install -e .[bench]`): `macro` is the quarterly US
+macro table (macrodata: 12 numeric series, 1959-2009, 203 quarters, as growth rates: log-differences), `elnino` the monthly Pacific sea
+surface temperature (12 monthly columns of 61 years read as one series of 732 months), `sunspots` the
+yearly sunspot numbers (309 years). Each is written once as a CSV under --data-dir and cut into windows of
+each length; the held-out share is contiguous blocks that no training window overlaps. Built-in sets
+(`sines`, `lorenz96`) come from configs/<set>.yaml.
+
+Every run trains one variant (VARIANTS: the defaults, or the defaults with one term switched on) for the
+same train.budget of wall time in this process, then gan_sru.commands.evaluate.evaluate_run scores its
+last checkpoint against the held-out windows with --protocol (paper: TimeGAN's 2000 / 5000 iterations,
+as benchmarks/quality.py), reusing the held-out floor of the set, length and seed. Writes
+benchmarks/results/ablation.json (merged by run key, so an interrupted grid continues where it stopped),
+ablation.md (mean ± std over seeds per set, length and variant, every score next to its floor) and
+ablation.png (discriminative score per variant and set).
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+# variant -> the --set overrides it adds to the defaults (one term each, weight 1)
+VARIANTS = {
+    "defaults": [],
+    "moment": ["train.moment_loss=1.0"],
+    "marginal": ["train.marginal_loss=1.0"],
+    "innovation": ["train.innovation_loss=1.0"],
+    "sequence_moment": ["train.sequence_moment_loss=1.0"],
+    "window_covariance": ["train.window_covariance_loss=1.0"],
+    "predictor": ["train.predictor_loss=1.0"],
+    "step_profile": ["train.step_profile_loss=1.0"],
+}
+REAL_SETS = ("macro", "elnino", "sunspots")
+BUILT_IN = ("sines", "lorenz96")
+SCORES = ("discriminative", "predictive", "context_fid", "correlational")
+RESULTS = os.path.join(REPO, "benchmarks", "results")
+
+
+def real_csv(name, data_dir):
+    """Write statsmodels' data set `name` as a CSV with a time column and one column per feature; its path."""
+    import numpy as np
+    import pandas as pd
+    import statsmodels.api as sm
+
+    path = os.path.join(data_dir, f"{name}.csv")
+    if os.path.exists(path):
+        return path
+    if name == "macro":
+        d = sm.datasets.macrodata.load_pandas().data.drop(columns=["year", "quarter"])
+        # growth: log-differences of the positive series, differences of the others (levels trend, so
+        # held-out blocks of levels lie outside the training range)
+        d = pd.DataFrame({c: (np.log(d[c]).diff() if (d[c] > 0).all() else d[c].diff()) for c in d}).iloc[1:]
+    elif name == "elnino":
+        months = sm.datasets.elnino.load_pandas().data.drop(columns=["YEAR"])
+        d = pd.DataFrame({"temperature": months.to_numpy(dtype=float).reshape(-1)})
+    elif name == "sunspots":
+        d = sm.datasets.sunspots.load_pandas().data.drop(columns=["YEAR"])
+    else:
+        raise SystemExit(f"--sets: unknown real set {name!r}; expected one of {', '.join(REAL_SETS + BUILT_IN)}")
+    d = d.astype(float)
+    d.insert(0, "time", range(len(d)))
+    os.makedirs(data_dir, exist_ok=True)
+    d.to_csv(path, index=False)
+    return path
+
+
+def run_config(name, length, seed, variant, args):
+    """The config of one run: the set's data at `length`, the variant's term, the budget."""
+    from gan_sru.config import load_config
+
+    big = 10 ** 9
+    run = f"{name}_L{length}_s{seed}_{variant}"
+    common = [f"name={run}", f"run_dir={args.run_dir}", f"seed={seed}", f"train.budget={args.budget}",
+              f"train.steps={big}", f"train.checkpoint_every={big}", f"train.sample_every={big}",
+              "train.select=none", "train.keep_checkpoints=1"]
+    if name in BUILT_IN:
+        return load_config(os.path.join(REPO, "configs", f"{name}.yaml"),
+                           common + [f"data.seq_len={length}"] + VARIANTS[variant])
+    data = [f"data.source=file", f"data.path={real_csv(name, args.data_dir)}", "data.csv_id_column=null",
+            "data.csv_time_column=time", f"data.window={length}", "data.holdout_split=blocks",
+            "data.holdout_fraction=0.25", "train.batch_size=32"]
+    return load_config(None, common + data + VARIANTS[variant])
+
+
+def run_one(key, name, length, seed, variant, args, floors):
+    """Train and score one run; its entry for ablation.json."""
+    import shutil
+
+    from quality import _scores
+
+    from gan_sru.commands.evaluate import evaluate_run
+    from gan_sru.data import training_data
+    from gan_sru.train import Trainer
+
+    cfg = run_config(name, length, seed, variant, args)
+    run_path = os.path.join(cfg["run_dir"], cfg["name"])
+    shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
+    t0 = time.perf_counter()
+    trainer = Trainer(cfg, progress=False, out=open(os.devnull, "w"))
+    trainer.train()
+    train_s = time.perf_counter() - t0
+    step = trainer.run.list_checkpoints()[-1][0]
+    holdout = len(training_data(cfg).holdout)
+    fkey = f"{name}_L{length}_s{seed}"
+    result = evaluate_run(run_path, step=step, num=holdout, repeats=args.repeats, seed=seed, progress=False,
+                          protocol=args.protocol, floor=floors.get(fkey))
+    floors[fkey] = result["holdout"]
+    generated, floor, _ = _scores(result, {})
+    return {"key": key, "set": name, "length": length, "seed": seed, "variant": variant,
+            "overrides": VARIANTS[variant], "budget": args.budget, "steps": step, "train_seconds": round(train_s, 1),
+            "protocol": result["protocol"]["name"], "num_holdout": holdout, "repeats": args.repeats,
+            "generated": generated, "floor": floor, "evaluate_seconds": result["seconds"]}
+
+
+def summary(rows):
+    """{(set, length, variant): {score: (mean, std, n)}} over seeds, and the floors' means."""
+    import numpy as np
+
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["set"], r["length"], r["variant"]), []).append(r)
+    out = {}
+    for k, rs in groups.items():
+        cell = {}
+        for s in SCORES:
+            v = [r["generated"][s] for r in rs if r["generated"].get(s) is not None]
+            f = [r["floor"][s] for r in rs if r["floor"].get(s) is not None]
+            cell[s] = (float(np.mean(v)) if v else None, float(np.std(v)) if v else None, len(v),
+                       float(np.mean(f)) if f else None)
+        cell["steps"] = float(np.mean([r["steps"] for r in rs]))
+        out[k] = cell
+    return out
+
+
+def markdown(doc):
+    order = list(VARIANTS)
+    cells = summary(doc["rows"])
+    lines = [f"CPU: {doc['cpu']}; budget {doc['budget']} per run; protocol {doc['protocol']}; mean ± std over "
+             "seeds (n), floor = held-out real vs training real.", "",
+             "| set | length | variant | n | steps | discriminative (floor) | predictive MAE (floor) | "
+             "Context-FID (floor) | correlational (floor) |", "|---|---|---|---|---|---|---|---|---|"]
+    for (name, length, variant) in sorted(cells, key=lambda k: (k[0], k[1], order.index(k[2]))):
+        c = cells[(name, length, variant)]
+
+        def fmt(s, d=3):
+            m, sd, n, f = c[s]
+            return "-" if m is None else f"{m:.{d}f} ± {sd:.{d}f} ({f:.{d}f})"
+        lines.append(f"| {name} | {length} | {variant} | {c['discriminative'][2]} | {c['steps']:.0f} | "
+                     f"{fmt('discriminative')} | {fmt('predictive', 4)} | {fmt('context_fid', 2)} | "
+                     f"{fmt('correlational', 2)} |")
+    return "\n".join(lines) + "\n"
+
+
+def picture(doc, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = summary(doc["rows"])
+    groups = sorted({(n, L) for n, L, _ in cells})
+    variants = [v for v in VARIANTS if any(k[2] == v for k in cells)]
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) * len(variants) / 3), 4))
+    width = 0.8 / max(len(variants), 1)
+    for i, v in enumerate(variants):
+        xs, ms, sds = [], [], []
+        for j, g in enumerate(groups):
+            c = cells.get((g[0], g[1], v))
+            if c and c["discriminative"][0] is not None:
+                xs.append(j + i * width)
+                ms.append(c["discriminative"][0])
+                sds.append(c["discriminative"][1])
+        ax.bar(xs, ms, width, yerr=sds, label=v, capsize=2)
+    for j, g in enumerate(groups):  # the floor of each group
+        f = next(c["discriminative"][3] for k, c in cells.items() if k[:2] == g)
+        ax.hlines(f, j - width / 2, j + 0.8 - width / 2, colors="k", linestyles="dashed")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))])
+    ax.set_xticklabels([f"{n} L={L}" for n, L in groups])
+    ax.set_ylabel("discriminative score (lower is better; dashed: floor)")
+    ax.set_title(f"budget {doc['budget']} per run, {doc['protocol']} protocol, {doc['cpu']}", fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write(doc, stem):
+    from gan_sru.files import atomic_write_text
+
+    atomic_write_text(os.path.join(RESULTS, f"{stem}.json"), json.dumps(doc, indent=1) + "\n")
+    text = markdown(doc)
+    atomic_write_text(os.path.join(RESULTS, f"{stem}.md"), f"# Ablation ({doc['command']})\n\n" + text)
+    picture(doc, os.path.join(RESULTS, f"{stem}.png"))
+    return text
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sets", default="macro,elnino,sines")
+    p.add_argument("--lengths", default="24,64")
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--budget", default="15m", help="wall time of each run's training, e.g. 90s, 15m")
+    p.add_argument("--protocol", default="paper", choices=("fast", "paper"))
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--run-dir", default="/tmp/gan_sru_ablation/runs")
+    p.add_argument("--data-dir", default="/tmp/gan_sru_ablation/data")
+    p.add_argument("--stem", default="ablation", help="benchmarks/results/<stem>.json, .md, .png")
+    p.add_argument("--table", action="store_true", help="write the .md and .png from the .json; train nothing")
+    args = p.parse_args()
+    from quality import cpu_model
+
+    json_path = os.path.join(RESULTS, f"{args.stem}.json")
+    doc = {"rows": []}
+    if os.path.exists(json_path):
+        with open(json_path) as f:
+            doc = json.load(f)
+    if args.table:
+        print(write(doc, args.stem), end="")
+        return
+    variants = args.variants.split(",")
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"--variants: unknown {', '.join(unknown)}; expected some of {', '.join(VARIANTS)}")
+    from gan_sru.context import set_context
+
+    set_context(argparse.Namespace(context="cpu", device_id="0", type_config="float"))
+    doc.update({"cpu": cpu_model(), "budget": args.budget, "protocol": args.protocol,
+                "command": "benchmarks/ablation.py " + " ".join(sys.argv[1:])})
+    done = {r["key"] for r in doc["rows"]}
+    floors = {}
+    for seed in map(int, args.seeds.split(",")):  # seeds outermost: a cut grid has whole seeds
+        for name in args.sets.split(","):
+            for length in map(int, args.lengths.split(",")):
+                for variant in variants:
+                    key = f"{name}_L{length}_s{seed}_{variant}_{args.budget}_{args.protocol}"
+                    if key in done:
+                        continue
+                    row = run_one(key, name, length, seed, variant, args, floors)
+                    doc["rows"].append(row)
+                    print(f"{key}: {row['steps']} steps, discriminative {row['generated']['discriminative']:.3f} "
+                          f"(floor {row['floor']['discriminative']:.3f})", flush=True)
+                    write(doc, args.stem)
+    print(write(doc, args.stem), end="")
+
+
+if __name__ == "__main__":
+    main()
