@@ -41,6 +41,13 @@ def parse_duration(text, what="train.budget"):
     return seconds
 
 
+def picture_indices(n, seed, k=16):
+    """The training sequences a sample picture shows: k of the n drawn at random without replacement (the
+    same for every frame of a run), so windows cut from one long series come from all over it rather than
+    from one stretch of neighbours. Returns an int array of min(k, n) indices."""
+    return np.random.default_rng(seed).choice(n, size=min(k, n), replace=False)
+
+
 def _clock(seconds):
     """Seconds as the progress bar's time left: 1h02m, 3m05s, 42s."""
     s = int(round(seconds))
@@ -372,11 +379,12 @@ class Trainer:
         """A real-vs-generated picture of the longest bucket, with fixed noise so frames are comparable."""
         from gan_sru import plots
 
+        picked = picture_indices(len(self.train_set), self.cfg.seed)
         attrs = None if self.train_set.attributes is None else \
-            self.train_set.attributes[np.arange(16) % len(self.train_set)]  # the real sequences' attributes
+            self.train_set.attributes[picked[np.arange(16) % len(picked)]]  # the real sequences' attributes
         with self.steps.ema_weights():
             fake = self._sampler().sample(self.spec.boundaries[-1], 16, seed=12345, attrs=attrs)
-        real = [self.train_set.sequences[i] for i in range(min(16, len(self.train_set)))]
+        real = [self.train_set.sequences[i] for i in picked]
         plots.real_vs_fake(real, list(fake), os.path.join(self.run.samples, f"step_{step:08d}.png"))
         self.tracker.log_artifacts([os.path.join(self.run.samples, f"step_{step:08d}.png")], "samples")
 

@@ -1,4 +1,4 @@
-"""train.budget: a wall-time limit instead of train.steps, kept across --resume."""
+"""train.budget: a wall-time limit instead of train.steps, kept across --resume; the sample picture's real windows."""
 import io
 
 import pytest
@@ -61,3 +61,12 @@ def test_budget_stops_the_run_and_resume_continues_the_same_budget(tmp_path):
     more.train()  # a larger budget: trains on for the difference, counting the time already spent
     last, ckpt = more.run.latest_checkpoint()
     assert last > step and 4.0 <= ckpt.meta["elapsed_s"] < spent + 30
+
+
+def test_the_sample_picture_draws_real_windows_from_all_over_the_series():
+    from gan_sru.train.loop import picture_indices
+
+    idx = picture_indices(1000, seed=3)
+    assert len(idx) == 16 and len(set(idx.tolist())) == 16 and idx.max() - idx.min() > 500  # not 16 neighbours
+    assert (picture_indices(1000, seed=3) == idx).all()  # the same sequences in every frame of a run
+    assert sorted(picture_indices(5, seed=0).tolist()) == [0, 1, 2, 3, 4]  # fewer than 16: each once
