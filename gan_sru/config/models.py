@@ -257,6 +257,10 @@ class TrainConfig(Section):
 
     steps: int = key(2000, "generator updates", ge=1)
     budget: Optional[Duration] = key(None, "wall-time budget such as 90s, 15m, 1h or 1h30m; null: train.steps")
+    peer_timeout: Duration = key("5m", "data-parallel runs: longest wait for the other ranks at a step's "
+                                       "all-reduce before every rank ends with an error (exit status 124)")
+    max_memory_bytes: int = key(16 * 2**30, "largest training memory the early estimate allows, in bytes; a "
+                                            "bigger model or batch is refused before anything is allocated", ge=1)
     terms: Optional[Terms] = key(None, "the generator's extra loss terms, each {name, weight, options}; null: "
                                        "from the recipe")
     batch_size: int = key(128, "sequences per batch", ge=1)

@@ -30,7 +30,10 @@ import numpy as np
 
 from gan_sru import ConfigError, GanSruError
 
-EVERY_RANK = "gan_sru_every_rank"  # attribute of an exception that every rank raises at the same point
+EVERY_RANK = "gan_sru_every_rank"
+# train.peer_timeout's default, in seconds, and the exit status of every rank when a peer does not answer in time
+DEFAULT_PEER_TIMEOUT_S = 300.0
+PEER_TIMEOUT_STATUS = 124  # attribute of an exception that every rank raises at the same point
 
 # (launcher, size variable, rank variable); the first whose size (or, for PMIx, rank) variable is set wins.
 # Slurm: SLURM_STEP_NUM_TASKS is set by srun only (an sbatch script's own shell has SLURM_NTASKS).
@@ -163,6 +166,8 @@ class NullCommunicator:
         # profiling only: a barrier before each all-reduce, its seconds summed here (waiting for the slowest
         # rank), so that the all-reduce's own time is the transfer alone
         self.measure_wait, self.wait_s = False, 0.0
+        # longest wait for the other ranks at the all-reduce and barriers (train.peer_timeout, set by start_ranks)
+        self.timeout_s = DEFAULT_PEER_TIMEOUT_S
 
     @property
     def is_root(self):
@@ -253,7 +258,7 @@ class MpiCommunicator(NullCommunicator):
         buf = self._buffer(sum(g.size for g in grads) + len(extras))
         pack(grads, extras, buf)
         self._wait()
-        self.world.Allreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM)
+        self._complete(self.world.Iallreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM), "the gradient all-reduce")
         buf /= self.size
         views, means = unpack(buf, [g.shape for g in grads])
         for g, view in zip(grads, views):
@@ -301,12 +306,29 @@ class MpiCommunicator(NullCommunicator):
             f"{f' (rank 0 vs rank {odd[0]}: {detail})' if detail else ''}{hint}"))
 
     def barrier(self):
-        self.world.Barrier()
+        self._complete(self.world.Ibarrier(), "a barrier")
+
+    def _complete(self, request, what):
+        """Wait for a non-blocking collective for at most `timeout_s` (polling, sleeps up to 10 ms). A rank that
+        stopped (SIGSTOP, a hung file system) or died leaves the others waiting forever in a blocking call;
+        here every waiting rank prints the error and MPI_Abort ends the whole job with PEER_TIMEOUT_STATUS,
+        before any checkpoint of the unfinished step is written."""
+        deadline = time.monotonic() + self.timeout_s
+        pause = 0.0
+        while not request.Test():
+            if time.monotonic() > deadline:
+                print(f"error: rank {self.rank} of {self.size}: no answer from the other ranks at {what} within "
+                      f"train.peer_timeout ({self.timeout_s:g} s): a rank stalled or died; ending every rank "
+                      f"(MPI_Abort, exit status {PEER_TIMEOUT_STATUS}); nothing of this step was saved, resume "
+                      "from the last checkpoint", file=sys.stderr, flush=True)
+                self.abort(PEER_TIMEOUT_STATUS)
+            time.sleep(pause)
+            pause = min(max(2 * pause, 1e-4), 0.01)
 
     def _wait(self):
         if self.measure_wait:
             t0 = time.perf_counter()
-            self.world.Barrier()
+            self.barrier()
             self.wait_s += time.perf_counter() - t0
 
     def abort(self, status):

@@ -38,6 +38,8 @@ class NcclCommunicator(MpiCommunicator):
         if tail is not None:
             arrays.append(tail)
         self._wait()
+        if not self.measure_wait:
+            self.barrier()  # bounded by train.peer_timeout: NCCL itself would wait for a stalled rank forever
         # inplace=False: nnabla copies the list into one device buffer and makes one NCCL call
         self.nccl.all_reduce(arrays, division=True, inplace=False)
         self.bytes_reduced += 4 * sum(a.size for a in arrays)

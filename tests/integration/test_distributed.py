@@ -231,6 +231,7 @@ def test_a_signal_to_one_rank_stops_all_a_killed_rank_ends_the_job_and_the_same_
     assert launcher.returncode == 128 + signal.SIGTERM, out + err
     stopped = int(re.search(r"stopped by SIGTERM at step (\d+); checkpoint saved", out).group(1))
     assert stopped < STEPS and RunFolder(tmp_path / "run").list_checkpoints()[-1][0] == stopped
+    assert f"Resume with: mpirun -n 2 python train.py --config {tmp_path / 'run'}" in out, out
 
     launcher = start(cmd, extra_env=slow_writes)  # the same command: resumes, then loses rank 1 to SIGKILL
     wait_for_checkpoint(tmp_path, stopped + 4, launcher)
@@ -244,6 +245,33 @@ def test_a_signal_to_one_rank_stops_all_a_killed_rank_ends_the_job_and_the_same_
     out = ok(run(cmd))  # and again: from the last complete checkpoint to the end, as if never interrupted
     assert int(re.search(r"resumed .* from step (\d+)", out).group(1)) >= stopped + 4
     assert identical(final(tmp_path, STEPS), reference)
+
+
+def test_a_stopped_rank_ends_every_rank_within_train_peer_timeout(tmp_path):
+    """Rank 1 frozen by SIGSTOP: rank 0 waits at the all-reduce for train.peer_timeout, then ends the job."""
+    launcher = start(mpirun(2) + train_args(tmp_path, 100000, {"train.peer_timeout": "3s"}))
+    stopped = None
+    try:
+        wait_for_checkpoint(tmp_path, 4, launcher)
+        stopped = rank_pid(launcher, 1)
+        os.kill(stopped, signal.SIGSTOP)
+        t0 = time.time()
+        out, err = launcher.communicate(timeout=60)
+        took = time.time() - t0
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+        if stopped is not None:
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.kill(stopped, sig)
+                except ProcessLookupError:
+                    pass
+    assert 3 <= took < 30 and launcher.returncode == 124, (took, launcher.returncode, err)
+    assert re.search(r"^error: rank 0 of 2: no answer from the other ranks at the gradient all-reduce within "
+                     r"train\.peer_timeout \(3 s\): a rank stalled or died; ending every rank", err, re.M), err
+    folder = RunFolder(tmp_path / "run")
+    assert all(Checkpoint.load(p).meta["step"] == s for s, p in folder.list_checkpoints())  # none half-written
 
 
 @slow
