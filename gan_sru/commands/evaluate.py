@@ -194,25 +194,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         result["holdout_note"] = (f"the held-out split has {len(held)} sequence(s) (data.holdout_fraction "
                                   f"{run.cfg.data.holdout_fraction}); at least 2 are needed for a floor")
 
-    real_p, fake_p = metrics.pca_projection(real, fake, n=2)
-    plots.pca_scatter(real_p, fake_p, os.path.join(out, PICTURES["pca"]),
-                      title=f"PCA fitted on real, step {run.step}")
-    lag = min(MAX_LAG, max(map(len, real)) - 1, max(map(len, fake)) - 1)  # each set's ACF needs lag < its longest
-    plots.autocorrelation_plot(metrics.autocorrelation(real, lag), metrics.autocorrelation(fake, lag),
-                               os.path.join(out, PICTURES["autocorrelation"]),
-                               title=f"autocorrelation (real solid, generated dashed), step {run.step}")
-    plots.real_vs_fake(real, fake, os.path.join(out, PICTURES["real_vs_generated"]),
-                       title=f"real vs generated, [0, 1] scale, step {run.step}")
-    plots.correlation_heatmaps(metrics.correlation_matrix(real), metrics.correlation_matrix(fake),
-                               os.path.join(out, PICTURES["correlation"]),
-                               title=f"feature correlations (lag 0, pooled over sequences and steps), step {run.step}")
-    bars = {}
-    for name, short in (("discriminative", "disc"), ("predictive", "pred"), ("mmd2", "MMD²")):
-        for which, scores in (("gen", generated), ("floor", floor)):
-            if scores is not None and scores[name] is not None:
-                bars[f"{short} {which}"] = scores[name]
-    plots.scores_bar(bars, os.path.join(out, PICTURES["scores"]), size=(900, 400),
-                     title=f"generated (gen) and held-out real (floor) vs real, step {run.step}; lower is better")
+    write_pictures(real, fake, generated, floor, out, f"step {run.step}")
     if result["separability"] is None:
         result["pictures"].pop("separability")
     if run.encoding is not None:
@@ -226,6 +208,32 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     _write_report_html(result, out, real, fake, run.folder.config_path, train)
     result["out"] = out
     return result
+
+
+def write_pictures(real, fake, generated, floor, out, label):
+    """The pca, autocorrelation, real_vs_generated, correlation and scores pictures of PICTURES into `out`;
+    label ends each title (e.g. "step 500")."""
+    from gan_sru import metrics, plots
+
+    real_p, fake_p = metrics.pca_projection(real, fake, n=2)
+    plots.pca_scatter(real_p, fake_p, os.path.join(out, PICTURES["pca"]),
+                      title=f"PCA fitted on real, {label}")
+    lag = min(MAX_LAG, max(map(len, real)) - 1, max(map(len, fake)) - 1)  # each set's ACF needs lag < its longest
+    plots.autocorrelation_plot(metrics.autocorrelation(real, lag), metrics.autocorrelation(fake, lag),
+                               os.path.join(out, PICTURES["autocorrelation"]),
+                               title=f"autocorrelation (real solid, generated dashed), {label}")
+    plots.real_vs_fake(real, fake, os.path.join(out, PICTURES["real_vs_generated"]),
+                       title=f"real vs generated, [0, 1] scale, {label}")
+    plots.correlation_heatmaps(metrics.correlation_matrix(real), metrics.correlation_matrix(fake),
+                               os.path.join(out, PICTURES["correlation"]),
+                               title=f"feature correlations (lag 0, pooled over sequences and steps), {label}")
+    bars = {}
+    for name, short in (("discriminative", "disc"), ("predictive", "pred"), ("mmd2", "MMD²")):
+        for which, scores in (("gen", generated), ("floor", floor)):
+            if scores is not None and scores[name] is not None:
+                bars[f"{short} {which}"] = scores[name]
+    plots.scores_bar(bars, os.path.join(out, PICTURES["scores"]), size=(900, 400),
+                     title=f"generated (gen) and held-out real (floor) vs real, {label}; lower is better")
 
 
 def _write_report_html(result, out, real, fake, config_path, train):

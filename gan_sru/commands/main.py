@@ -114,6 +114,12 @@ def build_parser():
     add_context_args(p)
     p.set_defaults(func=lambda a: _lazy("gan_sru.commands.evaluate", a))
 
+    p = sub.add_parser("score", help="score generated sequences from files against real ones (no run needed)")
+    from gan_sru.commands.score import add_arguments as add_score_arguments
+
+    add_score_arguments(p)
+    p.set_defaults(func=lambda a: _lazy("gan_sru.commands.score", a))
+
     p = sub.add_parser("export", help="write the trained generator as .nnp or .onnx, for inference elsewhere")
     p.add_argument("--run", required=True, help="run folder, e.g. runs/sines")
     p.add_argument("--checkpoint", type=checkpoint_arg, default=None, metavar="STEP",

@@ -38,7 +38,7 @@ def _value(name, v):
 
 def readings(result):
     """{score: one-line reading} comparing the generated set with the held-out floor."""
-    gen, floor = result["generated"], result.get("holdout") or {}
+    gen, floor = result.get("generated") or {}, result.get("holdout") or {}
     g = {k: _value(k, gen.get(k))[0] for k in LABELS}
     f = {k: _value(k, floor.get(k))[0] for k in LABELS}
     out = {}
@@ -101,7 +101,7 @@ def _fmt(x):
 
 
 def _score_rows(result, read):
-    gen, floor = result["generated"], result.get("holdout") or {}
+    gen, floor = result.get("generated") or {}, result.get("holdout") or {}
     rows = []
     for k, label in LABELS.items():
         gp, gi = _value(k, gen.get(k))
