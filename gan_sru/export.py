@@ -1,8 +1,9 @@
 """A trained generator as a file that runs without this project: `.nnp` (nnabla) or `.onnx`.
 
-The exported network has a fixed batch size B and length L, chosen at export: the time-major graph bakes
-B and L into its reshapes, broadcasts and constants (nnabla's variable batch size assumes dim 0 is the
-batch), and nnabla-converter's ONNX exporter writes one fixed batch size, with no symbolic dimensions.
+The length L is fixed at export, and so is the batch size B of a `.nnp`: the time-major graph bakes B and L
+into its reshapes, broadcasts and constants (nnabla's variable batch size assumes dim 0 is the batch). The
+`.onnx` file has a dynamic batch axis: nnabla-converter writes the batch-1 network, which an ONNX Scan runs
+once per sequence (`batch_scan`).
 Its weights are the checkpoint's moving average of the generator's weights when the run kept one
 (train.g_ema > 0), else the trained weights: the same ones `gan-sru generate` uses. Batch-major:
 
@@ -170,6 +171,45 @@ def _nnp_to_onnx(nnp_path, onnx_path, batch_size):
     return model
 
 
+def batch_scan(model):
+    """A model of batch size 1 -> the same network over a dynamic batch axis ("batch"): an ONNX Scan runs the
+    batch-1 graph once per sequence (dim 0 of every input, stacked into dim 0 of the output), so each
+    sequence's samples are exactly the batch-1 graph's. nnabla-converter writes fixed batch sizes only, and
+    the unrolled SRU bakes B into its shapes, so the batch cannot simply be made symbolic."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    inner = model.graph
+    rename = {v.name: f"{v.name}_b1" for v in [*inner.input, *inner.output]}  # no name shared with the outer graph
+    for node in inner.node:
+        for i, name in enumerate(node.input):
+            node.input[i] = rename.get(name, name)
+        for i, name in enumerate(node.output):
+            node.output[i] = rename.get(name, name)
+    axes = helper.make_node("Constant", [], ["scan_axis0"],
+                            value=helper.make_tensor("scan_axis0_value", TensorProto.INT64, [1], [0]))
+    body_inputs, unsqueeze, outer_inputs = [], [], []
+    for value in inner.input:
+        dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        body_inputs.append(helper.make_tensor_value_info(f"{value.name}_one", TensorProto.FLOAT, dims[1:]))
+        unsqueeze.append(helper.make_node("Unsqueeze", [f"{value.name}_one", "scan_axis0"], [rename[value.name]]))
+        outer_inputs.append(helper.make_tensor_value_info(value.name, TensorProto.FLOAT, ["batch", *dims[1:]]))
+    out = inner.output[0]
+    out_dims = [d.dim_value for d in out.type.tensor_type.shape.dim]
+    squeeze = helper.make_node("Squeeze", [rename[out.name], "scan_axis0"], [f"{OUTPUT}_one"])
+    body = helper.make_graph([axes, *unsqueeze, *inner.node, squeeze], "one_sequence", body_inputs,
+                             [helper.make_tensor_value_info(f"{OUTPUT}_one", TensorProto.FLOAT, out_dims[1:])],
+                             initializer=list(inner.initializer))
+    scan = helper.make_node("Scan", [v.name for v in inner.input], [OUTPUT], body=body,
+                            num_scan_inputs=len(inner.input))
+    graph = helper.make_graph([scan], inner.name, outer_inputs,
+                              [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", *out_dims[1:]])])
+    wrapped = helper.make_model(graph, opset_imports=list(model.opset_import), producer_name=model.producer_name)
+    wrapped.ir_version = model.ir_version
+    onnx.checker.check_model(wrapped)
+    return wrapped
+
+
 def single_assignment(graph):
     """Rename node outputs that an earlier node already defined (nnabla-converter 1.39 emits one Constant
     per use of a Reshape's shape, all under one name), and point later inputs at the newest definition:
@@ -239,22 +279,24 @@ def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZ
                           "yet: its generator also takes the encoded attributes and Gumbel noise, and its samples "
                           "need the category lists of conditioning.json to decode; use `gan-sru generate`")
     L = int(length or run.max_len)
+    B = 1 if fmt == "onnx" else batch_size  # ONNX: the batch-1 graph under a Scan over a dynamic batch
     ema = any(k.startswith("EMA/") for k in run.checkpoint.params)
     with nn.context_scope(nn.Context(["cpu:float"], "CpuCachedArray", "0")):
-        scope, inputs, samples = build_export_graph(run, batch_size, L)
+        scope, inputs, samples = build_export_graph(run, B, L)
         with nn.parameter_scope("", scope), tempfile.TemporaryDirectory(prefix="gan_sru_export_") as tmp:
             nnp_path = os.path.join(tmp, f"{NETWORK}.nnp")
             with _quiet():
-                _save_nnp(nnp_path, inputs, samples, batch_size)
+                _save_nnp(nnp_path, inputs, samples, B)
+            batch = "batch" if fmt == "onnx" else B
             info = {"path": os.path.abspath(out), "format": fmt, "run": run.folder.path, "step": run.step,
                     "weights": "moving average" if ema else "trained",
-                    "inputs": {k: tuple(v.shape) for k, v in inputs.items()}, "output": tuple(samples.shape),
-                    "max_len": run.max_len}
+                    "inputs": {k: (batch, *v.shape[1:]) for k, v in inputs.items()},
+                    "output": (batch, *samples.shape[1:]), "max_len": run.max_len}
             if fmt == "nnp":
                 with open(nnp_path, "rb") as f:
                     payload = f.read()
             else:
-                model = _nnp_to_onnx(nnp_path, os.path.join(tmp, f"{NETWORK}.onnx"), batch_size)
+                model = batch_scan(_nnp_to_onnx(nnp_path, os.path.join(tmp, f"{NETWORK}.onnx"), B))
                 meta = {"gan_sru.run": run.folder.path, "gan_sru.checkpoint_step": str(run.step),
                         "gan_sru.weights": info["weights"], "gan_sru.layout": json.dumps(
                             {"inputs": info["inputs"], "output": {OUTPUT: info["output"]}}),

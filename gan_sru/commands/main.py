@@ -128,7 +128,7 @@ def build_parser():
                    help="nnp (nnabla) or onnx (default: from the --out file's name)")
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write, e.g. generator.onnx")
     p.add_argument("--batch-size", type=int, default=None,
-                   help="sequences per call of the exported network, fixed (default: 64)")
+                   help=".nnp: sequences per call, fixed (default: 64); .onnx takes any batch size")
     p.add_argument("--length", type=int, default=None,
                    help="steps per sequence, fixed; shorter ones through the mask (default: the longest training "
                         "length)")

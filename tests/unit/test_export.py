@@ -120,7 +120,8 @@ def test_nnp_and_onnx_give_generates_samples(runs, tmp_path, name):
     paths = {fmt: tmp_path / f"generator.{fmt}" for fmt in ("nnp", "onnx")}
     for fmt, path in paths.items():
         info = export_generator(run_path, str(path), fmt, batch_size=B)
-        assert info["step"] == 4 and info["weights"] == "moving average" and info["output"] == (B, 8, 5)
+        batch = "batch" if fmt == "onnx" else B  # ONNX: a dynamic batch axis
+        assert info["step"] == 4 and info["weights"] == "moving average" and info["output"] == (batch, 8, 5)
     nn.clear_parameters()  # the files alone: nothing of the project's parameters is left to lean on
     feed = exported_inputs(noise, 8)
     assert_same_samples(run_nnp(paths["nnp"], feed), ref, scaler, f"{name} nnp")
@@ -272,3 +273,24 @@ def test_onnx_metadata_names_the_features_scaling_and_lengths_and_the_format_fol
     with pytest.raises(ConfigError, match=r"--out .*g\.bin: cannot tell the format from the name; end it in "
                                           r"\.onnx or \.nnp, or pass --format"):
         export_generator(runs["default"], str(tmp_path / "g.bin"), None)
+
+
+@pytest.mark.parametrize("n", [1, 10])
+def test_onnx_has_a_dynamic_batch_equal_to_generate_at_any_size(runs, tmp_path, n):
+    """One exported file serves batches of 1 and 10: each equals generate's samples for the same noise."""
+    run = TrainedRun(runs["default"], 4)
+    lengths = np.array([8, 5, 8, 2, 7, 8, 3, 8, 6, 4][:n])
+    noise = sample_noise(run.cfg.model.generator, 8, n, np.random.default_rng([3, sampling._GENERATE_STREAM]))
+    ref = run.scaler.inverse(run.sampler.sample(8, n, 3, lengths))
+    nn.clear_parameters()
+    export_generator(runs["default"], str(tmp_path / "g.onnx"), "onnx")
+    sess = ort.InferenceSession(str(tmp_path / "g.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.shape[0] for i in sess.get_inputs()] == ["batch"] * len(sess.get_inputs())
+    feed = {"noise": np.ascontiguousarray(noise["step"].transpose(1, 0, 2)),
+            "mask": (np.arange(8)[None, :] < lengths[:, None]).astype(np.float32)}
+    if noise["static"].shape[1] > 0:
+        feed["static_noise"] = noise["static"]
+    got = sess.run(["samples"], {i.name: feed[i.name] for i in sess.get_inputs()})[0]
+    valid = feed["mask"].astype(bool)
+    assert got.shape == (n, 8, 5) and np.all(got[~valid] == 0)
+    assert (np.abs(got - ref)[valid] / run.scaler.scale).max() <= TOL
