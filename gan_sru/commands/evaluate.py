@@ -88,11 +88,21 @@ def _iterations(iterations, settings, context_fid_default):
     return {k: int(v) for k, v in out.items()}
 
 
-def score_sets(real, other, repeats, seed, settings, context_fid, progress=True):
+def predictive_target(encoding):
+    """The predictive score's target: None (the last feature) without categorical features, else the last
+    numeric feature (numeric features come first, then the one-hot blocks), -1 when there is none."""
+    if encoding is None or not encoding.categorical:
+        return None
+    return encoding.num_continuous - 1
+
+
+def score_sets(real, other, repeats, seed, settings, context_fid, progress=True, target=None):
     """The scores of `other` (generated or held-out) against `real`, both in the [0, 1] scale.
 
     settings: the protocol's {"discriminative": kwargs, "predictive": kwargs} (``protocol_settings`` with the
     iterations in force); context_fid: the Context-FID of `other`, computed with the other sets' (one encoder).
+    target: the predictive score's target feature (None: the last); mixed data passes its last numeric feature
+    (predictive_target), and data with no numeric feature gets no predictive score.
     Returns {"discriminative": {mean, std, scores}, "predictive": {mae, std, scores} or None (one feature),
     "context_fid": float, "correlational": {mean, std, scores}, "mmd2": float}.
     """
@@ -100,9 +110,9 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True)
 
     out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats, seed=seed, progress=progress,
                                                           **settings["discriminative"])}
-    if real[0].shape[1] >= 2:
+    if real[0].shape[1] >= 2 and (target is None or target >= 0):
         out["predictive"] = metrics.predictive_score(other, real, repeats=repeats, seed=seed, progress=progress,
-                                                     **settings["predictive"])
+                                                     target=target, **settings["predictive"])
     else:
         out["predictive"] = None
     out["context_fid"] = context_fid
@@ -170,9 +180,10 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     need_floor = floor is None and len(held) >= 2
     fids = metrics.context_fids(real, [fake, held] if need_floor else [fake], iterations=iters["context_fid"],
                                 seed=seed, progress=progress)
-    generated = score_sets(real, fake, repeats, seed, settings, fids[0], progress)
+    target = predictive_target(run.encoding)
+    generated = score_sets(real, fake, repeats, seed, settings, fids[0], progress, target)
     if need_floor:
-        floor = score_sets(real, held, repeats, seed, settings, fids[1], progress)
+        floor = score_sets(real, held, repeats, seed, settings, fids[1], progress, target)
     if run.cfg.data.source in ("sines", "sines_varlen"):
         _add_timegan_scale(generated, floor, run.scaler)
     os.makedirs(out, exist_ok=True)

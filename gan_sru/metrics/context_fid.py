@@ -1,5 +1,8 @@
 """Context-FID (Jeha et al., ICLR 2022), as Diffusion-TS computes it: the Fréchet distance between TS2Vec
-embeddings of real and generated sequences, the encoder trained on the real ones."""
+embeddings of real and generated sequences, the encoder trained on the real ones.
+
+Mixed data: the encoder reads categorical features as their one-hot columns, numeric ones as they are.
+"""
 import numpy as np
 
 from gan_sru import DataError

@@ -1,5 +1,10 @@
 """Diffusion-TS's correlational score: how far the generated features' lag-0 cross-correlations are from
-the real ones."""
+the real ones.
+
+Mixed data: a categorical feature's one-hot columns enter as 0/1 features, so their entries are point-biserial
+(with a numeric feature) and phi (with another category) correlations; a category that never occurs in a set is
+a constant column and correlates 0 there.
+"""
 import numpy as np
 
 from gan_sru import DataError

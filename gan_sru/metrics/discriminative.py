@@ -1,4 +1,7 @@
-"""TimeGAN's discriminative score: a post-hoc GRU classifier tells real from generated; |accuracy - 0.5|."""
+"""TimeGAN's discriminative score: a post-hoc GRU classifier tells real from generated; |accuracy - 0.5|.
+
+Mixed data: categorical features enter as their one-hot columns like any other input (generated one-hots are
+the generator's softmax, real ones exact 0/1, and that difference is part of what the classifier may use)."""
 
 import numpy as np
 

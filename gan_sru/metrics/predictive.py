@@ -11,11 +11,12 @@ PREDICTIVE_ITERATIONS = 1000
 
 
 def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, batch_size=128, hidden_size=None,
-                     learning_rate=LEARNING_RATE, seed=0, progress=True, per_step=False, repeats=1, workers=None):
+                     learning_rate=LEARNING_RATE, seed=0, progress=True, per_step=False, repeats=1, workers=None,
+                     target=None):
     """TimeGAN's predictive score (train on synthetic, test on real).
 
-    A one-layer GRU + affine + sigmoid regressor reads features ``0..C-2`` at steps 0..t and
-    predicts the last feature at step t+1, for every t with t+1 < L_i. It is trained on
+    A one-layer GRU + affine + sigmoid regressor reads every feature but the target at steps 0..t and
+    predicts the target feature (default the last) at step t+1, for every t with t+1 < L_i. It is trained on
     ``train_seqs`` (the generated data) with an L1 loss and Adam, then evaluated on
     ``test_seqs`` (the real data).
 
@@ -29,6 +30,10 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
         progress: show a tqdm bar over all training steps.
         per_step: also return the MAE of each predicted step.
         repeats: regressors trained, each from its own seed; at least 1.
+        target: index of the predicted feature; None for the last. Mixed data (numeric features first, then
+            the one-hot blocks of categorical ones, as gan_sru.data.attributes.Encoding lays them out) passes
+            its last numeric feature: categories then enter as one-hot inputs and are never a regression
+            target (an MAE on a 0/1 column measures nothing a sigmoid regressor should be scored on).
         workers: repeats trained at once, in threads (the GRU's kernels release the GIL); None: one per
             CPU core, at most ``repeats``. The scores do not depend on it.
 
@@ -51,9 +56,12 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
     repeats = int(repeats)
     if repeats < 1:
         raise ValueError(f"predictive_score: repeats {repeats}: expected at least 1")
+    target = C - 1 if target is None else int(target)
+    if not 0 <= target < C:
+        raise DataError(f"predictive_score: target feature {target}; expected 0 to {C - 1}")
     H = hidden_size or _default_hidden(C)
-    inputs_a, target_a = _predictive_arrays(xa)
-    inputs_b, target_b = _predictive_arrays(xb)
+    inputs_a, target_a = _predictive_arrays(xa, target)
+    inputs_b, target_b = _predictive_arrays(xb, target)
     steps_a, steps_b = la - 1, lb - 1  # valid predicted steps of each sequence
     usable = np.flatnonzero(la >= 2)
     mask = np.arange(L - 1)[None, :] < steps_b[:, None]
@@ -79,6 +87,8 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
     return out
 
 
-def _predictive_arrays(x):
-    """Inputs (N, L-1, C-1) and targets (N, L-1) of the predictive task; sequence i has L_i - 1 valid steps."""
-    return np.ascontiguousarray(x[:, :-1, :-1]), np.ascontiguousarray(x[:, 1:, -1])
+def _predictive_arrays(x, target=-1):
+    """Inputs (N, L-1, C-1): every feature but `target`; targets (N, L-1): feature `target` one step later.
+    Sequence i has L_i - 1 valid steps."""
+    keep = np.delete(np.arange(x.shape[2]), target)
+    return np.ascontiguousarray(x[:, :-1, keep]), np.ascontiguousarray(x[:, 1:, target])
