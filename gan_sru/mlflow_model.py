@@ -28,6 +28,7 @@ def log_run_model(run_path):
 
 def _pyfunc_class():
     import mlflow.pyfunc
+    import pandas as pd
 
     class GanSruGenerator(mlflow.pyfunc.PythonModel):
         """A copy of the run folder (artifact "run"); predict samples with the Python API's SequenceGAN."""
@@ -37,7 +38,7 @@ def _pyfunc_class():
 
             self.model = SequenceGAN.load(context.artifacts["run"], progress=False)
 
-        def predict(self, context, model_input, params=None):
+        def predict(self, context, model_input: pd.DataFrame, params=None):  # a DataFrame hint: no validation
             return predict_frame(self.model, model_input)
 
     return GanSruGenerator
