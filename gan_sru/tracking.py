@@ -8,7 +8,8 @@ store is deprecated and refused unless MLFLOW_ALLOW_FILE_STORE is set, so the lo
 What one MLflow run holds (one per run folder; its id is kept in RUN/tracking.json, so `--resume` continues
 the same MLflow run and `gan-sru evaluate` adds its scores to it):
   params     the resolved config, flattened (data.source, train.g_lr, ...)
-  metrics    d_loss, g_loss, steps_per_s every train.log_every steps; selection_score at every scored
+  metrics    d_loss, g_loss (means over each train.log_every steps, as the monitors) and steps_per_s;
+             selection_score at every scored
              checkpoint; eval_<score> and eval_<score>_floor from each `gan-sru evaluate`
   artifacts  samples/ (the sample pictures), losses.png, the data summary, config.yaml, selection.json,
              evaluation/ (report.md, metrics.json, pictures)
