@@ -43,20 +43,15 @@ SPACE = (
 )
 VALIDATION_FRACTION = 0.1
 MAX_FAILURES = 3  # a worker stops after this many failed trials in a row (a config that cannot train)
-DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 _SPLIT_SEED_NOTE = "tune needs data.holdout_split: random (the validation split is nested with the held-out one)"
 
 
 def parse_duration(text):
-    """'90s', '5m', '1h30m', '2.5m' -> seconds (float > 0); a ConfigError names the text otherwise."""
-    import re
+    """'90s', '5m', '1h30m', '2.5m' -> seconds (float > 0); a ConfigError names --budget and the text otherwise
+    (train.budget's parser)."""
+    from gan_sru.train.loop import parse_duration as parse
 
-    text = str(text).strip()
-    ok = re.fullmatch(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+", text, flags=re.ASCII)
-    seconds = sum(float(n) * DURATION_UNITS[u] for n, u in re.findall(r"([0-9.]+)([hms])", text)) if ok else 0
-    if seconds <= 0 or not math.isfinite(seconds):
-        raise ConfigError(f"--budget {text!r}: expected a duration such as 90s, 5m, 1h or 1h30m")
-    return seconds
+    return parse(text, "--budget")
 
 
 def open_storage(storage):
