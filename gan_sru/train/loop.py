@@ -13,6 +13,7 @@ from gan_sru import ConfigError, RunFolderError, TrainingDiverged, tracking
 from gan_sru.config import dump_config, flat_config, load_config
 from gan_sru.data import training_data
 from gan_sru.data.summary import describe, read_sampling, sampling_record, summary_text, write_sampling, write_summary
+from gan_sru.resources import check_resources
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from . import distributed, replicas
@@ -100,6 +101,8 @@ class Trainer:
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
         data = training_data(cfg)  # before the folder exists: bad data leaves nothing
+        # the model's memory from the config and the data's shape, refused before any network is built
+        check_resources(cfg, data.train.num_features, int(data.spec.boundaries[-1]))
         if cfg.train.select != "none" and len(data.train) < 2:
             raise ConfigError(f"train.select: {cfg.train.select!r} scores each checkpoint with a classifier "
                               f"that needs at least 2 training sequences; the training split holds "
