@@ -13,22 +13,10 @@ import nnabla as nn
 import nnabla.functions as F
 
 from gan_sru.networks import discriminator, generator_graph
-from gan_sru.ops.predictor import predictor_loss
-from gan_sru.ops.step_profile import step_profile_loss
 from gan_sru.registry import STRATEGIES
 
-from .losses import (
-    class_moment_loss,
-    d_loss_fn,
-    g_loss_fn,
-    innovation_loss,
-    marginal_loss,
-    moment_loss,
-    r1_penalty,
-    sequence_moment_loss,
-    whitened_sequence_loss,
-    window_covariance_loss,
-)
+from .losses import d_loss_fn, g_loss_fn, r1_penalty
+from .terms import Term, term_list
 
 PERTURB = "d_perturb"  # the R1 penalty's random direction travels with the step's noise under this key
 
@@ -43,11 +31,13 @@ class StepGraph:
     windows: the (mean, whitening, target) of their windows (ops/covariance.py), needed with
     train.window_covariance_loss > 0 (a bucket too short for a window goes without the term); predictor: their
     next-step regression (ops/predictor.py), needed with train.predictor_loss > 0 (likewise); profile: their
-    step profile (ops/step_profile.py), needed with train.step_profile_loss > 0.
+    step profile (ops/step_profile.py), needed with train.step_profile_loss > 0. terms: the Term objects
+    (gan_sru/train/terms/; default: `term_list(cfg.train)`); refs: {term name: its reference for this bucket},
+    which the four reference arguments above add to.
     """
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
-                 reference=None, windows=None, predictor=None, profile=None):
+                 reference=None, windows=None, predictor=None, profile=None, terms=None, refs=None):
         gcfg, dcfg, loss = cfg.model.generator, cfg.model.discriminator, cfg.train.loss
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -72,50 +62,22 @@ class StepGraph:
             d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
-        if cfg.train.moment_loss > 0:
-            self.g_loss = self.g_loss + cfg.train.moment_loss * moment_loss(self.fake_g, self.real, self.mask,
-                                                                                moment_impl)
-        if cfg.train.innovation_loss > 0 and length >= 2:
-            self.g_loss = self.g_loss + cfg.train.innovation_loss * innovation_loss(self.fake_g, self.real,
-                                                                                          self.mask)
-        if cfg.train.marginal_loss > 0:
-            self.g_loss = self.g_loss + cfg.train.marginal_loss * marginal_loss(self.fake_g, self.real,
-                                                                                    self.mask, moment_impl)
-        weight = cfg.train.sequence_moment_loss
-        if weight > 0:
-            self.g_loss = self.g_loss + weight * sequence_moment_loss(self.fake_g, self.real, self.mask,
-                                                                         cfg.train.sequence_moment_tails,
-                                                                         moment_impl,
-                                                                         cfg.train.sequence_moment_lags)
-        weight = cfg.train.sequence_whitened_loss
-        if weight > 0:
-            if reference is None:
-                raise ValueError("StepGraph: train.sequence_whitened_loss > 0 needs the real sequences' reference")
-            self.g_loss = self.g_loss + weight * whitened_sequence_loss(self.fake_g, self.mask, reference,
-                                                                        moment_impl)
-        weight, lags = cfg.train.window_covariance_loss, cfg.train.window_covariance_lags
-        if weight > 0 and length > lags:
-            if windows is None:
-                raise ValueError("StepGraph: train.window_covariance_loss > 0 needs the real windows' reference")
-            mu, whiten, target = windows
-            self.g_loss = self.g_loss + weight * window_covariance_loss(self.fake_g, self.mask, mu, whiten, lags,
-                                                                        target)
-        weight = cfg.train.predictor_loss
-        if weight > 0 and length > cfg.train.predictor_lags + 1:
-            if predictor is None:
-                raise ValueError("StepGraph: train.predictor_loss > 0 needs the real windows' regression")
-            self.g_loss = self.g_loss + weight * predictor_loss(self.fake_g, self.mask, predictor)
-        weight = cfg.train.step_profile_loss
-        if weight > 0:
-            if profile is None:
-                raise ValueError("StepGraph: train.step_profile_loss > 0 needs the real sequences' step profile")
-            self.g_loss = self.g_loss + weight * step_profile_loss(self.fake_g, self.mask, profile)
-        weight = cfg.train.class_moment_loss
-        block = cond.class_block() if self.attrs is not None and weight > 0 else None
-        if block is not None:
-            s, e = block
-            onehot = F.slice(self.attrs, start=(0, s), stop=(batch_size, e))
-            self.g_loss = self.g_loss + weight * class_moment_loss(self.fake_g, self.real, self.mask, onehot)
+        # the generator's terms (gan_sru/train/terms/): each adds weight x its discrepancy against its reference
+        self.moment_impl, self.cond = moment_impl, cond
+        refs = dict(refs or {})
+        given = {"sequence_whitened": reference, "window_covariance": windows, "predictor": predictor,
+                 "step_profile": profile}
+        refs.update({k: v for k, v in given.items() if v is not None})
+        self.terms = []
+        for term in term_list(cfg.train) if terms is None else terms:
+            if not term.applies(length, self):
+                continue
+            ref = refs.get(term.name)
+            if ref is None and type(term).reference is not Term.reference:
+                raise ValueError(f"StepGraph: train term {term.name!r} needs the real data's reference "
+                                 f"for the bucket of length {length}")
+            self.terms.append(term)
+            self.g_loss = self.g_loss + term.weight * term.discrepancy(self, ref)
         weight = cfg.train.attribute_loss_weight
         if self.attrs is not None and weight > 0:  # the auxiliary attribute classifier (gan_sru/conditioning.py)
             from gan_sru.conditional.networks import attribute_loss

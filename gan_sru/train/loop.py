@@ -20,11 +20,7 @@ from . import distributed, replicas
 from .selection import Selection, score_checkpoint, write_selection
 from .steps import GanSteps
 
-# G terms computed from statistics of the batch: under data parallelism each rank computes them on its shard
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each saves a checkpoint and stops cleanly
-BATCH_STATISTIC_TERMS = ("moment_loss", "marginal_loss", "sequence_moment_loss", "sequence_whitened_loss",
-                         "innovation_loss", "class_moment_loss", "window_covariance_loss",
-                         "predictor_loss", "step_profile_loss")
 
 
 DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
@@ -135,7 +131,8 @@ class Trainer:
                 "(--set name=...)")
         if latest is not None:
             self._log(f"resumed {run.path} from step {self.start_step}")
-        shard_terms = [f"train.{k}" for k in BATCH_STATISTIC_TERMS if getattr(cfg.train, k) > 0]
+        # the terms compare batch statistics: under data parallelism each rank computes them on its shard
+        shard_terms = [f"the {t.name} term" for t in self.steps.terms]
         if self.comm.size > 1 and shard_terms:
             self._log(f"note: {', '.join(shard_terms)} compare the statistics of each rank's "
                       f"{self.steps.local_batch} sequences, not of the global batch of {self.steps.batch_size}: "

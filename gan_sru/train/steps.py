@@ -15,6 +15,7 @@ from gan_sru.sizes import apply_size_rules
 
 from . import distributed, replicas
 from .graphs import PERTURB, StepGraph, all_params, discriminator_params, generator_params
+from .terms import term_list
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
 _PERTURB_STREAM = 0xF1  # ... and the R1 penalty's directions (train.r1_gamma) from both
@@ -122,11 +123,9 @@ class GanSteps:
     def graph_for(self, length):
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
+            refs = {t.name: t.reference(self, length) for t in self.terms}
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
-                                            self.strategy, cond=self.cond, reference=self.whitened_reference(length),
-                                            windows=self.window_reference(length),
-                                            predictor=self.predictor_reference(length),
-                                            profile=self.step_profile(length))
+                                            self.strategy, cond=self.cond, terms=self.terms, refs=refs)
             self.graph_builds += 1
         return self.graphs[length]
 
@@ -145,54 +144,33 @@ class GanSteps:
         x, mask, _ = pad_batch([self.train_set.sequences[i] for i in picked], length)
         return x, mask
 
-    def whitened_reference(self, length):
-        """The statistics' reference of the real sequences of the bucket `length` (at most
-        ops.whitened.MAX_REFERENCE of them) for train.sequence_whitened_loss; None when that term is off."""
-        if self.tcfg.sequence_whitened_loss <= 0:
-            return None
-        from gan_sru.ops import whitened
+    @property
+    def terms(self):
+        """The generator's terms (gan_sru/train/terms/) of the config: train.terms, or the older *_loss keys."""
+        if getattr(self, "_terms", None) is None:
+            self._terms = term_list(self.tcfg)
+        return self._terms
 
-        x, mask = self.bucket_sequences(length, whitened.MAX_REFERENCE, "train.sequence_whitened_loss")
-        return whitened.reference(x.transpose(1, 0, 2), mask.T[:, :, None], seed=self.cfg.seed,
-                                  rescale=self.tcfg.sequence_whitened_rescale)
+    def term_reference(self, name, length):
+        """The reference of term `name` for the bucket `length`; None when the term is off or has none there."""
+        term = next((t for t in self.terms if t.name == name), None)
+        return None if term is None else term.reference(self, length)
+
+    def whitened_reference(self, length):
+        """sequence_whitened's reference (a WhitenedReference) for the bucket `length`; None when it is off."""
+        return self.term_reference("sequence_whitened", length)
 
     def window_reference(self, length):
-        """The mean, whitening and target of the windows of the real sequences of the bucket `length` for
-        train.window_covariance_loss (ops/covariance.py); None when that term is off or the bucket is too short
-        for a window."""
-        lags = self.tcfg.window_covariance_lags
-        if self.tcfg.window_covariance_loss <= 0 or length <= lags:
-            return None
-        from gan_sru.ops import covariance
-
-        whitening = self.tcfg.window_covariance_whitening
-        return self._windows_reference(length, lags, "train.window_covariance_loss",
-                                       lambda x, m: covariance.reference(x, m, lags, seed=self.cfg.seed,
-                                                                         whitening=whitening))
+        """window_covariance's (mean, whitening, target) for the bucket `length`; None when off or too short."""
+        return self.term_reference("window_covariance", length)
 
     def predictor_reference(self, length):
-        """The next-step regression of the real sequences of the bucket `length` for train.predictor_loss
-        (ops/predictor.py); None when that term is off or the bucket is too short for a window and its next step."""
-        lags = self.tcfg.predictor_lags
-        if self.tcfg.predictor_loss <= 0 or length <= lags + 1:
-            return None
-        from gan_sru.ops import predictor
-
-        return self._windows_reference(length, lags + 1, "train.predictor_loss",
-                                       lambda x, m: predictor.reference(x, m, lags, seed=self.cfg.seed))
+        """predictor's next-step regression for the bucket `length`; None when off or too short."""
+        return self.term_reference("predictor", length)
 
     def step_profile(self, length):
-        """The step profile of the real sequences of the bucket `length` for train.step_profile_loss
-        (ops/step_profile.py); None when that term is off."""
-        if self.tcfg.step_profile_loss <= 0:
-            return None
-        from gan_sru.ops import step_profile
-
-        x, mask = self.bucket_sequences(length, step_profile.MAX_REFERENCE, "train.step_profile_loss")
-        try:
-            return step_profile.reference(x.transpose(1, 0, 2), mask.T)
-        except ValueError as e:
-            raise GanSruError(f"train.step_profile_loss: the bucket of length {length}: {e}") from None
+        """step_profile's reference for the bucket `length`; None when that term is off."""
+        return self.term_reference("step_profile", length)
 
     def _windows_reference(self, length, span, term, build):
         """build(x (N, L, C), mask (N, L)) of enough real sequences of the bucket `length` for the windows of
