@@ -53,6 +53,22 @@ class ExportError(GanSruError):
     """The generator cannot be exported, or the exported file cannot be written."""
 
 
+# Longest exported length. The file unrolls the recurrence over L steps (~60 functions a step for a 2-layer
+# SRU), and nnabla's saver looks each function's inputs up in a list of every variable so far
+# (nnabla.core.graph_def ProtoFunction._proto_call): its time grows faster than L squared (4.5 s at 100 steps,
+# 20 s at 200, 207 s at 400 on 2 AMD EPYC cores; docs/results/2026-11-28-export-cost.md); 100,000 crashed.
+MAX_EXPORT_LENGTH = 256
+
+
+def length_error(length):
+    """The one-line refusal of an export length above MAX_EXPORT_LENGTH, or None."""
+    if length <= MAX_EXPORT_LENGTH:
+        return None
+    return (f"--length {length}: at most {MAX_EXPORT_LENGTH} steps can be exported (the file unrolls the "
+            "recurrence over every step and nnabla's saver takes time superlinear in the steps); export a shorter "
+            "length, or use `gan-sru generate` for longer sequences")
+
+
 def check_export_args(fmt, batch_size, length, out):
     """Refuse bad arguments before any work, with the flag and the value named."""
     if fmt not in FORMATS:
@@ -61,6 +77,8 @@ def check_export_args(fmt, batch_size, length, out):
         raise ConfigError(f"--batch-size {batch_size}: expected at least 1")
     if length is not None and length < 2:
         raise ConfigError(f"--length {length}: expected at least 2 steps")
+    if length is not None and length_error(length):
+        raise ConfigError(length_error(length))
     if os.path.isdir(out):
         raise ExportError(f"--out {out}: is a folder; expected a file name such as {out.rstrip('/')}/generator.{fmt}")
     ext = os.path.splitext(out)[1].lower()
@@ -279,6 +297,8 @@ def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZ
                           "yet: its generator also takes the encoded attributes and Gumbel noise, and its samples "
                           "need the category lists of conditioning.json to decode; use `gan-sru generate`")
     L = int(length or run.max_len)
+    if length_error(L):  # the default, the run's longest training length
+        raise ConfigError(length_error(L) + f" (the default is the run's longest training length, {L})")
     B = 1 if fmt == "onnx" else batch_size  # ONNX: the batch-1 graph under a Scan over a dynamic batch
     ema = any(k.startswith("EMA/") for k in run.checkpoint.params)
     with nn.context_scope(nn.Context(["cpu:float"], "CpuCachedArray", "0")):

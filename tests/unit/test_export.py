@@ -221,6 +221,8 @@ def test_unknown_format_is_refused(runs, tmp_path, capsys):
     (["--out", "{tmp}"], r"--out {tmp}: is a folder"),
     (["--batch-size", "0"], r"--batch-size 0: expected at least 1"),
     (["--length", "1"], r"--length 1: expected at least 2 steps"),
+    (["--length", "100000"], r"--length 100000: at most 256 steps can be exported \(the file unrolls the recurrence "
+                             r"over every step and nnabla's saver takes time superlinear in the steps\)"),
 ])
 def test_bad_arguments_are_one_clear_line(runs, tmp_path, capsys, argv, message):
     base = {"--run": runs["default"], "--format": "nnp", "--out": "{tmp}/g.nnp"}
