@@ -8,11 +8,7 @@ the config is kept as it is.
     C features, L the longest training length:
     generator.hidden_size        clip(4 C, 48, 256), rounded up to a multiple of 16
     generator.noise_dim          clip(C, 2, 64): a channel of per-step noise per feature, as data whose
-                                 features each carry noise of their own need (wide set, paper protocol, at
-                                 every 250-step checkpoint of 3000-4000 steps: 0.07-0.31 and 0.06-0.27 over
-                                 two seeds with 28 channels, 0.11-0.28 with 7; benchmarks/checkpoint_scores.py);
-                                 long64 at 10 CPU-minutes the same within the noise (0.260 +- 0.145 with 28,
-                                 0.297 +- 0.061 with 7; benchmarks/quality.py)
+                                 features each carry noise of their own need
     generator.static_noise_dim   clip(C // 2, 8, 32): per-sequence traits (phases, levels, regimes)
     generator.num_layers         2, and 3 from L >= 128: a deeper stack carries the slow parts of long windows
     generator.output_noise_dim   C, when the config sets it null (its default is 0, off): a channel per feature
@@ -21,13 +17,8 @@ the config is kept as it is.
 
 With oscillators (generator.oscillators), generator.oscillator_grid "auto" follows the length too: the linear
 grid pi (j + 1) / L, j < S (S = static_noise_dim), while its shortest period 2 L / S is at most
-LINEAR_GRID_MAX_PERIOD (4) steps, else the log grid (periods from 2 L down to 3.3 steps): from the wide set's
-24 steps (3.4) on the linear grid, long64 (9.1: a 6-step season out of reach) gets the log grid. At 10
-CPU-minutes (paper protocol; benchmarks/quality.py) long64's checkpoints scored 0.10-0.22 with it (seed 1:
-0.16-0.43) against 0.42-0.46 with the linear grid, and the held-out score went 0.260 -> 0.068 (seed 1: 0.145).
-
-The measurements behind these numbers: benchmarks/quality.py, the README's "Sample quality" section and
-docs/quality_log.md.
+LINEAR_GRID_MAX_PERIOD (4) steps, else the log grid (periods from 2 L down to 3.3 steps), which reaches the
+short seasons of long windows that the linear grid cannot.
 """
 import copy
 

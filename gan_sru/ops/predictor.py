@@ -1,12 +1,7 @@
 """G's predictor term: the samples' best linear next-step predictor is the data's.
 
-TimeGAN's predictive score trains a regressor on generated sequences and tests it on real ones. On the wide set
-the samples' gap there is a bias, not the noise of a small set: a ridge regression of the next step on the
-last 6, trained on as many samples as the training set has, is 3.4-7.8% worse on the data than one trained on
-the data (benchmarks/predictive_gap.py --all-training), and three terms on the windows' joint second moments
-(ops/covariance.py: whitened by whole windows, or step by step) did not move it. Those compare every entry of
-a window's covariance; a next-step regression reads only some combinations of them, and this term compares
-exactly those.
+TimeGAN's predictive score trains a regressor on generated sequences and tests it on real ones; a next-step
+regression reads only some combinations of a window's covariance, and this term compares exactly those.
 
 From real windows (x_t, ..., x_t-k) -> x_t+1 (`reference`, k = `lags`): the whitened principal axes of the
 windows, P = V_K diag(lambda_K)^(-1/2) over the K eigen-directions of their covariance above `floor` x the mean
@@ -22,24 +17,13 @@ under the data's regression, each in its real std), the product
 is 0 when the samples' own regression (with infinitely many samples) is the data's, and to first order it
 is the mean over the C targets of the relative excess squared error that the samples' regression has on the
 data: its weights are off by Sigma^-1 E[z e_c], whose excess error is E[z e_c]^T Sigma^-1 E[z e_c] =
-|E[u e_c]|^2 (the intercept's by E[e_c]^2), with the samples' window covariance taken for the data's
-(on the wide set: 0.085 and 0.095 for two runs of the fifteenth session's whose regressions, trained on 9000
-samples, have 0.064 and 0.073 more relative squared error on the data; a held-out real set 0.011, against
-0.011). The batch's estimate of E[u r^T] is noisy and the square of a noisy estimate is biased by its
+|E[u e_c]|^2 (the intercept's by E[e_c]^2), with the samples' window covariance taken for the data's.
+The batch's estimate of E[u r^T] is noisy and the square of a noisy estimate is biased by its
 variance; like ops/covariance.py the product multiplies the estimates from the two halves of the batch, which
 is unbiased (predictor_product).
 
-G's term is the square root of that estimate (`predictor_loss`): the square itself added 15 to G's
-loss at the start on the wide set and almost nothing near the data, and its samples' regression was 66% off at
-step 750 where the root's was 1.7%. Measured (sixteenth session, README "Sample quality"): on the wide set at
-4300 steps, seeds 0-3, the predictive score's gap 0.8-2.2% where the config had 2.3-3.4%, the classifier's
-score 0.029-0.059 (0.036-0.068), Context-FID 0.149-0.202 (0.131-0.190), against the tenth session's rows. But
-at the 15-minute budget on one machine, with the same code, seed 1 scored 0.194 / 2.3% with it and 0.045 / 1.8%
-without. Over 10 regressors on six seeds at the budget (eighteenth session) it narrowed the gap on four and
-lowered the classifier's score on four, so configs/wide.yaml has it; on long64 at 4000 steps (nineteenth
-session) it lowered the classifier's score on all five seeds (0.021-0.034 where the config had 0.037-0.126),
-so configs/long64.yaml has it too, and configs/long128.yaml (one seed: 0.159 -> 0.064). A step costs 1.13x
-on the wide set, 1.4x on the long ones (benchmarks/term_cost.py).
+G's term is the square root of that estimate (`predictor_loss`): the square is large far from the data and
+flat near it.
 
     ref = reference(x, m, lags)                      # real x (N, L, C), mask m (N, L) -> PredictorReference
     loss = predictor_loss(fake, mask, ref)           # fake (L, B, C), mask (L, B) -> ()

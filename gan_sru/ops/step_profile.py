@@ -2,15 +2,7 @@
 whitened axes are the data's.
 
 The moment terms compare statistics pooled over the window's steps, or each sequence's own; none says where in
-the window a value lies, and G's samples drift along the window where the data do not. On the wide set, the
-config's samples (seeds 1 and 3, the seventeenth and eighteenth sessions' runs) had 0.67-0.69 of the data's
-variance along its major whitened axes at step 0 (G's states start at zero) and along its minor ones, each
-feature's own noise, 1.04-1.05 at step 0 fading to 0.82-0.83 at step 23; the data have 1 at every step
-(benchmarks/predictive_gap.py reports it as "step variance"). The fourteenth session found that rescaling such
-samples step by step after training does not narrow the predictive gap; training against the profile does
-(twenty-first session, wide set, 4800 steps, seeds 0-5: predictive 1.57-2.50% above the floor -> 1.07-1.78%,
-discriminative 0.020-0.083 -> 0.018-0.043; README "Sample quality"): the minor axes' variance is then flat along
-the window (0.91-0.95) and step 0's major one 0.86-0.88. Windows cut from one long series are alike at every
+the window a value lies, and G's samples drift along the window where the data do not. Windows cut from one long series are alike at every
 position; sequences that start at an event (a start-up, a session) are not, and the reference keeps each
 position's own values.
 
