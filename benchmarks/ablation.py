@@ -5,15 +5,13 @@
                                             [--protocol paper] [--repeats 3]
     .venv/bin/python benchmarks/ablation.py --table     # table, Markdown and picture again from the JSON
 
-Real sets come from statsmodels' bundled data (`pip install -e .[bench]`): `macro` is the quarterly US
-macro table (macrodata: 12 numeric series, 1959-2009, 203 quarters, as growth rates:
-log-differences), `elnino` the monthly Pacific sea
-surface temperature (12 monthly columns of 61 years read as one series of 732 months), `sunspots` the
-yearly sunspot numbers (309 years), `co2` the weekly changes of the Mauna Loa CO2 record
-(2283 weeks).
-Evaluation compares non-overlapping windows, so a short series (macro: 202 quarters) gives few at 24 steps.
-Each is written once as a CSV under --data-dir and cut into windows of each length; the held-out share is contiguous blocks that no training window overlaps. Built-in sets
-(`sines`, `lorenz96`) come from configs/<set>.yaml.
+Real sets come from statsmodels' bundled data (`pip install -e .[bench]`): `macro` is the quarterly US macro table
+(macrodata: 12 numeric series, 1959-2009, 203 quarters, as growth rates: log-differences), `elnino` the monthly
+Pacific sea surface temperature (12 monthly columns of 61 years read as one series of 732 months), `sunspots` the
+yearly sunspot numbers (309 years), `co2` the weekly changes of the Mauna Loa CO2 record (2283 weeks). Evaluation
+compares non-overlapping windows, so a short series (macro: 202 quarters) gives few at 24 steps. Each is written
+once as a CSV under --data-dir and cut into windows of each length; the held-out share is contiguous blocks that no
+training window overlaps. Built-in sets (`sines`, `lorenz96`) come from configs/<set>.yaml.
 
 Every run trains one variant (VARIANTS: the defaults, or the defaults with one term switched on) for the
 same train.budget of wall time in this process, then gan_sru.commands.evaluate.evaluate_run scores its

@@ -1,10 +1,10 @@
 """G's step-profile term: at every position of the window, the samples' mean and spread along the data's
 whitened axes are the data's.
 
-The moment terms compare statistics pooled over the window's steps, or each sequence's own; none says where in
-the window a value lies, and G's samples drift along the window where the data do not. Windows cut from one
-long series are alike at every position; sequences that start at an event (a start-up, a session) are not, and the reference keeps each
-position's own values.
+The moment terms compare statistics pooled over the window's steps, or each sequence's own; none says where in the
+window a value lies, and G's samples drift along the window where the data do not. Windows cut from one long series
+are alike at every position; sequences that start at an event (a start-up, a session) are not, and the reference
+keeps each position's own values.
 
 From real sequences (`reference`): the mean mu and the whitening W = V diag(lambda)^(-1/2) of all their valid
 steps (C features; an eigenvalue under FLOOR x the mean is raised to it), and at each position t the mean of
