@@ -1,0 +1,104 @@
+"""The recipe: training choices read from the data once it is loaded, each with its reason.
+
+`data_facts(sequences)` measures the training sequences; `choose(facts, user)` turns the facts into
+{dotted key: value} choices with a one-line reason each, keeping every key the user set; `write_recipe`
+records them in the run folder as recipe.json and `recipe_lines` prints them one a line.
+
+    facts                          what it is
+    width C, length L, count N     features, longest sequence, number of sequences
+    smoothness                     median over features of the lag-1 autocorrelation of the step changes:
+                                   near 1 for smooth series, near 0 for white noise, negative for jagged ones
+    season                         the lag (2 .. L/2) of the highest autocorrelation peak of the mean feature,
+                                   when it is above 0.3, else null
+    scale_ratio                    the largest over the smallest feature std (before scaling)
+
+    choice                         rule
+    model sizes                    gan_sru/sizes.py's rules from C and L
+    train.batch_size               min(128, the largest power of two <= N / 4), at least 8
+    train.terms                    moment (weight 1) always; predictor (0.5, lags min(5, L // 4)) for smooth
+                                   data (smoothness > 0.3) of at least 12 steps
+    train.budget                   15m
+"""
+import json
+import os
+
+import numpy as np
+
+from gan_sru.sizes import rule_sizes
+
+DEFAULT_BUDGET = "15m"
+
+
+def _autocorr(x, max_lag):
+    """Autocorrelation of a 1-D series at lags 0 .. max_lag (biased estimate; 0 for a constant series)."""
+    x = np.asarray(x, float) - np.mean(x)
+    var = float(np.dot(x, x))
+    if var <= 0 or len(x) < 2:
+        return np.zeros(max_lag + 1)
+    return np.array([np.dot(x[: len(x) - k], x[k:]) / var for k in range(max_lag + 1)])
+
+
+def data_facts(sequences):
+    """Facts of a list of (L_i, C) arrays: width, length, count, smoothness, season, scale_ratio (dict)."""
+    if not sequences:
+        raise ValueError("data_facts: no sequences")
+    C = int(sequences[0].shape[1])
+    L = int(max(len(s) for s in sequences))
+    smooth, acf = [], []
+    for s in sequences:
+        s = np.asarray(s, float)
+        if len(s) >= 3:
+            d = np.diff(s, axis=0)
+            smooth.append([_autocorr(d[:, c], 1)[1] for c in range(C)])
+        if len(s) >= 8:
+            acf.append(_autocorr(s.mean(axis=1), len(s) // 2))
+    pooled = np.concatenate([np.asarray(s, float) for s in sequences])
+    std = pooled.std(axis=0)
+    season = None
+    if acf:
+        n = min(len(a) for a in acf)
+        mean_acf = np.mean([a[:n] for a in acf], axis=0)
+        peaks = [k for k in range(2, n - 1) if mean_acf[k] > mean_acf[k - 1] and mean_acf[k] >= mean_acf[k + 1]]
+        best = max(peaks, key=lambda k: mean_acf[k], default=None)
+        season = int(best) if best is not None and mean_acf[best] > 0.3 else None
+    positive = std[std > 0]
+    return {"width": C, "length": L, "count": len(sequences),
+            "smoothness": float(np.median(np.mean(smooth, axis=0))) if smooth else 0.0,
+            "season": season,
+            "scale_ratio": float(positive.max() / positive.min()) if len(positive) else 1.0}
+
+
+def choose(facts, user=()):
+    """{dotted key: (value, reason)} for the keys the recipe sets; a key in `user` (the keys the user set)
+    is left out, so the user's value stays."""
+    C, L, N = facts["width"], facts["length"], facts["count"]
+    out = {}
+    for key, value in rule_sizes(C, L).items():
+        out[key] = (value, f"size rule for {C} features and {L} steps (gan_sru/sizes.py)")
+    batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))
+    out["train.batch_size"] = (batch, f"{N} sequences: a quarter of them, as a power of two in 8 .. 128")
+    terms = [{"name": "moment", "weight": 1.0}]
+    why = "moment: the batch's means, stds and correlations"
+    if facts["smoothness"] > 0.3 and L >= 12:
+        lags = min(5, L // 4)
+        terms.append({"name": "predictor", "weight": 0.5, "lags": lags})
+        why += (f"; predictor (lags {lags}): smooth data (lag-1 autocorrelation of the changes "
+                f"{facts['smoothness']:.2f} > 0.3)")
+    out["train.terms"] = (terms, why)
+    out["train.budget"] = (DEFAULT_BUDGET, "the default training time")
+    return {k: v for k, v in out.items() if k not in set(user)}
+
+
+def recipe_lines(choices):
+    """One printable line per choice: 'recipe: KEY = VALUE (REASON)'."""
+    return [f"recipe: {k} = {json.dumps(v)} ({why})" for k, (v, why) in choices.items()]
+
+
+def write_recipe(run_path, facts, choices):
+    """Write RUN/recipe.json: {"facts": ..., "choices": {key: {"value", "reason"}}}; returns its path."""
+    from gan_sru.files import atomic_write_text
+
+    path = os.path.join(run_path, "recipe.json")
+    doc = {"facts": facts, "choices": {k: {"value": v, "reason": why} for k, (v, why) in choices.items()}}
+    atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
+    return path
