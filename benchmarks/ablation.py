@@ -106,6 +106,9 @@ def run_one(key, name, length, seed, variant, args, floors):
     from gan_sru.data import training_data
     from gan_sru.train import Trainer
 
+    import nnabla as nn
+
+    nn.clear_parameters()  # the previous run's networks, of other sizes, are in nnabla's global scope
     cfg = run_config(name, length, seed, variant, args)
     run_path = os.path.join(cfg["run_dir"], cfg["name"])
     shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
