@@ -1,0 +1,46 @@
+"""benchmarks/ablation.py: its data sets written as CSV files that train reads, and its table and picture."""
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+import ablation  # noqa: E402
+
+
+def row(variant, seed, disc):
+    g = {"discriminative": disc, "predictive": 0.1, "context_fid": 1.0, "correlational": 0.5}
+    f = {"discriminative": 0.05, "predictive": 0.09, "context_fid": 0.2, "correlational": 0.1}
+    return {"key": f"k{variant}{seed}", "set": "co2", "length": 24, "seed": seed, "variant": variant,
+            "steps": 100 + seed, "generated": g, "floor": f}
+
+
+def test_table_and_picture(tmp_path):
+    doc = {"cpu": "test CPU", "budget": "1m", "protocol": "fast",
+           "rows": [row("defaults", 0, 0.2), row("defaults", 1, 0.4), row("moment", 0, 0.1)]}
+    cells = ablation.summary(doc["rows"])
+    mean, std, n, floor = cells[("co2", 24, "defaults")]["discriminative"]
+    assert (mean, std, n, floor) == (pytest.approx(0.3), pytest.approx(0.1), 2, pytest.approx(0.05))
+    text = ablation.markdown(doc)
+    assert "| co2 | 24 | defaults | 2 | 100 | 0.300 ± 0.100 (0.050) |" in text
+    assert text.index("| defaults |") < text.index("| moment |")
+    ablation.picture(doc, str(tmp_path / "a.png"))
+    assert (tmp_path / "a.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("name, rows, width", [("co2", 2283, 1), ("elnino", 732, 1), ("macro", 202, 12)])
+def test_real_sets_load_as_training_data(tmp_path, name, rows, width):
+    pytest.importorskip("statsmodels")
+    import argparse
+
+    from gan_sru.data import training_data
+
+    args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="1m")
+    cfg = ablation.run_config(name, 24, 0, "moment", args)
+    assert cfg.train.moment_loss == 1.0 and cfg.train.budget == "1m"
+    with open(ablation.real_csv(name, str(tmp_path))) as f:
+        assert sum(1 for _ in f) == rows + 1  # the header
+    data = training_data(cfg)
+    assert data.train.num_features == width and data.train.sequences[0].shape == (24, width)
