@@ -283,7 +283,7 @@ def main(argv=None):
         with open(args.out) as f:
             write_outputs(json.load(f), args.out)
         return
-    cp = sru_cuda._cupy()
+    cp = sru_cuda.cupy_module()
     if not sru_cuda.is_available():
         sys.exit("gpu_speed.py needs a CUDA device that CuPy can see")
     bw_shapes, layer_shapes, repeats = BANDWIDTH_SHAPES, LAYER_SHAPES, args.repeats

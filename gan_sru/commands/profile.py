@@ -12,7 +12,7 @@ from gan_sru.profiling import (
     profile,
     write_report,
 )
-from gan_sru.profiling.measure import _check_counts
+from gan_sru.profiling.measure import check_counts
 
 
 def run_profile(cfg, args, out=None, comm=None):
@@ -21,7 +21,7 @@ def run_profile(cfg, args, out=None, comm=None):
     ranks) every rank profiles its shard in-process and rank 0 writes and prints the report."""
     strategies = parse_strategies(getattr(args, "strategies", None) or ",".join(DEFAULT_STRATEGIES))
     steps, warmup = getattr(args, "steps", DEFAULT_STEPS), getattr(args, "warmup", DEFAULT_WARMUP)
-    _check_counts(steps, warmup)
+    check_counts(steps, warmup)
     out_dir = getattr(args, "out", None) or os.path.join(cfg.run_dir, cfg.name, "profile")
     report = profile(cfg, strategies, steps=steps, warmup=warmup, context=ExtensionContext.from_args(args),
                      progress=not getattr(args, "no_progress", False), comm=comm)

@@ -51,7 +51,7 @@ def as_padded(seqs, name="seqs"):
     return x, lengths
 
 
-def _pair(a, b, fn, names=("real", "fake")):
+def paired(a, b, fn, names=("real", "fake")):
     """Pad two sets to one common length; check they have the same feature count."""
     xa, la = as_padded(a, f"{fn}: {names[0]}")
     xb, lb = as_padded(b, f"{fn}: {names[1]}")
@@ -82,7 +82,7 @@ def flatten_pair(a, b, fn="flatten_pair", names=("a", "b")):
     sequence is linearly resampled over its own duration to the longest length of
     both sets before flattening, so the comparison is of shapes and ignores length.
     """
-    xa, la, xb, lb = _pair(a, b, fn, names)
+    xa, la, xb, lb = paired(a, b, fn, names)
     L = xa.shape[1]
     if np.all(la == L) and np.all(lb == L):
         return xa.reshape(len(xa), -1).astype(np.float64), xb.reshape(len(xb), -1).astype(np.float64)
@@ -92,20 +92,20 @@ def flatten_pair(a, b, fn="flatten_pair", names=("a", "b")):
 
 # ----------------------------------------------------------------------------- learned scores (GRU in gru.py)
 
-def _default_hidden(num_features):
+def default_hidden(num_features):
     # Twice TimeGAN's C/2, at least 4: with 300 iterations instead of 2000, a width-3 GRU scored
     # two close sets of 5-feature sines 0.15-0.26 across repeats, a width-6 GRU 0.27-0.28.
     return max(4, 2 * ((num_features + 1) // 2))
 
 
-def _batch_index(rng, n, batch_size):
+def batch_index(rng, n, batch_size):
     """A batch of row indices: without replacement when the set is large enough."""
     if n >= batch_size:
         return rng.permutation(n)[:batch_size]
     return rng.randint(0, n, batch_size)
 
 
-def _split_80_20(rng, n, what):
+def split_80_20(rng, n, what):
     if n < 2:
         raise DataError(f"discriminative_score: {what} has {n} sequence; expected at least 2 for a train/test split")
     perm = rng.permutation(n)

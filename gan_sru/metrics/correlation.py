@@ -9,7 +9,7 @@ import numpy as np
 
 from gan_sru import DataError
 
-from .common import _pair, as_padded
+from .common import as_padded, paired
 
 CORRELATION_FIFTHS = 5
 
@@ -45,7 +45,7 @@ def _correlation(x, lengths, name):
 def correlation_difference(real, fake):
     """One draw of the score: sum over the lower triangle, diagonal included (as Diffusion-TS), of
     |corr(fake) - corr(real)|, divided by 10."""
-    xr, lr_, xf, lf = _pair(real, fake, "correlational_score")
+    xr, lr_, xf, lf = paired(real, fake, "correlational_score")
     diff = _correlation(xf, lf, "correlational_score: fake") - _correlation(xr, lr_, "correlational_score: real")
     return float(np.abs(diff[np.tril_indices(diff.shape[0])]).sum() / 10.0)
 
@@ -63,7 +63,7 @@ def correlational_score(real, fake, draws=CORRELATION_FIFTHS, seed=0):
     Returns:
         dict(mean=float, std=float, scores=list of floats).
     """
-    xr, lr_, xf, lf = _pair(real, fake, "correlational_score")
+    xr, lr_, xf, lf = paired(real, fake, "correlational_score")
     if draws < 1:
         raise DataError(f"correlational_score: draws={draws}; expected at least 1")
     rng = np.random.RandomState([seed, 0xC0AA])

@@ -5,7 +5,7 @@ the generator's softmax, real ones exact 0/1, and that difference is part of wha
 
 import numpy as np
 
-from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _pair, _split_80_20
+from .common import EVAL_BATCH, LEARNING_RATE, batch_index, default_hidden, paired, split_80_20
 from .gru import Adam, GRUModel, run_repeats
 
 # Defaults keep discriminative_score(repeats=5) on 1000+1000 sequences of 24x5 well
@@ -40,21 +40,21 @@ def discriminative_score(real, fake, repeats=5, iterations=DISCRIMINATIVE_ITERAT
         dict(mean=float, std=float, scores=list of floats); 0 is indistinguishable, 0.5 is
         perfectly separable.
     """
-    xr, lr_, xf, lf = _pair(real, fake, "discriminative_score")
+    xr, lr_, xf, lf = paired(real, fake, "discriminative_score")
     C = xr.shape[2]
-    H = hidden_size or _default_hidden(C)
+    H = hidden_size or default_hidden(C)
 
     def repeat(rep, tick):
         rng = np.random.RandomState([seed, rep])
-        r_train, r_test = _split_80_20(rng, len(xr), "real")
-        f_train, f_test = _split_80_20(rng, len(xf), "fake")
+        r_train, r_test = split_80_20(rng, len(xr), "real")
+        f_train, f_test = split_80_20(rng, len(xf), "fake")
         half = max(1, batch_size // 2)
         model = GRUModel(C, H, "last", rng)
         solver = Adam(model.params, learning_rate)
         label = np.concatenate([np.ones(half), np.zeros(half)]).astype(np.float32)
         for _ in range(iterations):
-            ir = r_train[_batch_index(rng, len(r_train), half)]
-            jf = f_train[_batch_index(rng, len(f_train), half)]
+            ir = r_train[batch_index(rng, len(r_train), half)]
+            jf = f_train[batch_index(rng, len(f_train), half)]
             _, grads = model.loss_and_grads(np.concatenate([xr[ir], xf[jf]]), np.concatenate([lr_[ir], lf[jf]]),
                                             label)
             solver.update(grads)

@@ -32,8 +32,8 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 # The SRU's kernels' activations: a vectorisable rational tanh for float32, libm's for float64.
-from gan_sru.ops.sru.cpu import _sigmoid as _sigmoid_jit
-from gan_sru.ops.sru.cpu import _tanh as _tanh_jit
+from gan_sru.fastmath import sigmoid as _sigmoid_jit
+from gan_sru.fastmath import tanh as _tanh_jit
 
 HEADS = ("last", "steps")
 _ONE, _ZERO = np.float32(1.0), np.float32(0.0)  # an int 1 or 0 would promote float32 arithmetic to float64

@@ -4,7 +4,7 @@ import numpy as np
 
 from gan_sru import DataError
 
-from .common import EVAL_BATCH, LEARNING_RATE, _batch_index, _default_hidden, _pair
+from .common import EVAL_BATCH, LEARNING_RATE, batch_index, default_hidden, paired
 from .gru import Adam, GRUModel, run_repeats
 
 PREDICTIVE_ITERATIONS = 1000
@@ -45,7 +45,7 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
         over the repeats (NaN where none has).
     """
     names = ("train_seqs", "test_seqs")
-    xa, la, xb, lb = _pair(train_seqs, test_seqs, "predictive_score", names)
+    xa, la, xb, lb = paired(train_seqs, test_seqs, "predictive_score", names)
     _, L, C = xa.shape
     if C < 2:
         raise DataError(f"predictive_score: sequences have {C} feature; expected at least 2 "
@@ -59,7 +59,7 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
     target = C - 1 if target is None else int(target)
     if not 0 <= target < C:
         raise DataError(f"predictive_score: target feature {target}; expected 0 to {C - 1}")
-    H = hidden_size or _default_hidden(C)
+    H = hidden_size or default_hidden(C)
     inputs_a, target_a = _predictive_arrays(xa, target)
     inputs_b, target_b = _predictive_arrays(xb, target)
     steps_a, steps_b = la - 1, lb - 1  # valid predicted steps of each sequence
@@ -71,7 +71,7 @@ def predictive_score(train_seqs, test_seqs, iterations=PREDICTIVE_ITERATIONS, ba
         model = GRUModel(C - 1, H, "steps", rng)
         solver = Adam(model.params, learning_rate)
         for _ in range(iterations):
-            idx = usable[_batch_index(rng, len(usable), batch_size)]
+            idx = usable[batch_index(rng, len(usable), batch_size)]
             _, grads = model.loss_and_grads(inputs_a[idx], steps_a[idx], target_a[idx])
             solver.update(grads)
             tick()

@@ -10,7 +10,7 @@ applies it to ``h`` before the product, with uniform +-1/sqrt(H) initialisation 
 have the same size).
 
 ``fast`` keeps the evaluation of a run within about a minute on 2 CPU cores: fewer iterations, a 10x
-larger step and a wider GRU (see ``common._default_hidden`` for why). Its numbers are for tracking a
+larger step and a wider GRU (see ``common.default_hidden`` for why). Its numbers are for tracking a
 project's own runs, not for a paper's table.
 
 Context-FID's encoder trains TS2Vec's default number of iterations in both protocols (its score depends
@@ -18,7 +18,7 @@ on the encoder, so it is not shortened).
 """
 from gan_sru import ConfigError
 
-from .common import LEARNING_RATE, _default_hidden
+from .common import LEARNING_RATE, default_hidden
 from .discriminative import DISCRIMINATIVE_ITERATIONS
 from .predictive import PREDICTIVE_ITERATIONS
 
@@ -37,7 +37,7 @@ def protocol_settings(name, num_features):
     classes (half real, half generated)."""
     C = int(num_features)
     if name == "fast":
-        H = _default_hidden(C)
+        H = default_hidden(C)
         return {"discriminative": dict(iterations=DISCRIMINATIVE_ITERATIONS, batch_size=128, hidden_size=H,
                                        learning_rate=LEARNING_RATE),
                 "predictive": dict(iterations=PREDICTIVE_ITERATIONS, batch_size=128, hidden_size=H,

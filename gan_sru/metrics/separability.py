@@ -15,7 +15,7 @@ import numpy as np
 
 from gan_sru import DataError
 
-from .common import _pair
+from .common import paired
 
 GROUPS = ("level", "spread", "extremes", "shape", "step changes", "lag-1 autocorrelation", "autocorrelation, lags 2-12",
           "feature correlations", "spectrum", "minor directions")
@@ -151,7 +151,7 @@ def separability(real, other, seed=0, l2=1e-2):
     Returns:
         {group: |two-fold test accuracy - 0.5|} over the groups of ``GROUPS`` the data has, in that order.
     """
-    xa, la, xb, lb = _pair(real, other, "separability", ("real", "other"))
+    xa, la, xb, lb = paired(real, other, "separability", ("real", "other"))
     n = min(len(xa), len(xb))
     if n < 4:
         raise DataError(f"separability: {len(xa)} real and {len(xb)} other sequences; expected at least 4 of each "

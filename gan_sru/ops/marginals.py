@@ -27,7 +27,7 @@ takes the sort's indices and `F.gather`, whose backward scatters.
 """
 import numpy as np
 
-from .moments import HostMomentLoss, _check_shapes
+from .moments import HostMomentLoss, check_shapes
 
 STD_EPS = 1e-6  # a feature can be constant over a batch
 
@@ -67,5 +67,5 @@ def marginals(fake, real, mask):
     """The fused `losses.marginal_loss` (a scalar) of fake, real (L, B, C) and mask (L, B)."""
     import nnabla as nn
 
-    _check_shapes("Marginals", fake, real, mask)
+    check_shapes("Marginals", fake, real, mask)
     return Marginals(nn.get_current_context())(fake, real, mask)

@@ -172,7 +172,7 @@ class HostMomentLoss(PythonFunction):
         return 1
 
     def setup_impl(self, inputs, outputs):
-        _check_shapes(self.name, *inputs)
+        check_shapes(self.name, *inputs)
         outputs[0].reset_shape((), True)  # a scalar, as the plain forms' F.mean
 
     def _compute(self, inputs):
@@ -222,7 +222,7 @@ class SequenceMoments(HostMomentLoss):
         return statistics_backward(fake, m, self.tails, cache, grads, self.max_lag).transpose(1, 0, 2)
 
 
-def _check_shapes(name, *inputs):
+def check_shapes(name, *inputs):
     """inputs fake, real (L, B, C), mask (L, B), or fake and mask alone (a term whose real side is a fixed
     reference). A clear ValueError here (nnabla turns one raised in a function's setup into a SystemError)."""
     shape, mask = tuple(inputs[0].shape), inputs[-1]
@@ -235,7 +235,7 @@ def sequence_moments(fake, real, mask, tails=False, max_lag=1):
     """The fused sequence-moment loss (a scalar) of fake, real (L, B, C) and mask (L, B) (see the module docstring)."""
     import nnabla as nn
 
-    _check_shapes("SequenceMoments", fake, real, mask)
+    check_shapes("SequenceMoments", fake, real, mask)
     return SequenceMoments(nn.get_current_context(), tails, max_lag)(fake, real, mask)
 
 
@@ -310,5 +310,5 @@ def batch_moments(fake, real, mask):
     """The fused `losses.moment_loss` (a scalar) of fake, real (L, B, C) and mask (L, B)."""
     import nnabla as nn
 
-    _check_shapes("BatchMoments", fake, real, mask)
+    check_shapes("BatchMoments", fake, real, mask)
     return BatchMoments(nn.get_current_context())(fake, real, mask)

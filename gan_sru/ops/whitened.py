@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .moments import HostMomentLoss, _check_shapes, statistics, statistics_backward
+from .moments import HostMomentLoss, check_shapes, statistics, statistics_backward
 
 BANDS = 8  # the spectrum's bands
 FLOOR = 1e-2  # the smallest axis variance, relative to the standardised statistics' (1 each)
@@ -209,7 +209,7 @@ def whitened_moments(fake, mask, ref):
     """The fused whitened sequence term (a scalar) of fake (L, B, C) and mask (L, B) against `ref`."""
     import nnabla as nn
 
-    _check_shapes("WhitenedMoments", fake, mask)
+    check_shapes("WhitenedMoments", fake, mask)
     L, C = fake.shape[0], fake.shape[2]
     if ref.minor.shape[0] != C or num_statistics(L, C, ref.minor.shape[1]) != ref.dim:
         raise ValueError(f"WhitenedMoments: a reference of {ref.dim} statistics does not fit sequences of "

@@ -53,7 +53,7 @@ def parse_strategies(text):
     return tuple(names)
 
 
-def _check_counts(steps, warmup):
+def check_counts(steps, warmup):
     if not isinstance(steps, int) or steps < 1:
         raise ConfigError(f"--steps {steps!r}: expected an integer >= 1 (timed steps per strategy)")
     if not isinstance(warmup, int) or warmup < 1:

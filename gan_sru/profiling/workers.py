@@ -13,7 +13,7 @@ from .measure import (
     DEFAULT_WARMUP,
     ExtensionContext,
     StrategyRun,
-    _check_counts,
+    check_counts,
     load_training_data,
     parse_strategies,
 )
@@ -131,7 +131,7 @@ def profile(cfg, strategies=DEFAULT_STRATEGIES, steps=DEFAULT_STEPS, warmup=DEFA
     if not isinstance(strategies, str):
         strategies = ",".join(strategies)
     strategies = parse_strategies(strategies)
-    _check_counts(steps, warmup)
+    check_counts(steps, warmup)
     distributed = comm is not None and comm.size > 1
     if distributed:
         isolate, progress = False, progress and comm.is_root

@@ -81,3 +81,70 @@ def test_the_checker_sees_a_cycle(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
     graph, _ = import_graph("loop_pkg")
     assert "loop_pkg.b" in graph["loop_pkg.a"] and "loop_pkg.a" in graph["loop_pkg.b"]
+
+
+def private_imports(package="gan_sru"):
+    """['module: from target import _name', ...]: names with a leading underscore (not dunders) that a module
+    of `package` imports from another module of it."""
+    found = []
+    for p in sorted((ROOT / package).rglob("*.py")):
+        name = ".".join(p.relative_to(ROOT).with_suffix("").parts)
+        module = name[: -len(".__init__")] if name.endswith(".__init__") else name
+        for node in ast.walk(ast.parse(p.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                pkg = module.split(".") if p.name == "__init__.py" else module.split(".")[:-1]
+                base = ".".join(pkg[: len(pkg) - node.level + 1] + ([base] if base else []))
+            if base != package and not base.startswith(package + "."):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{module}: from {base} import {alias.name}")
+    return found
+
+
+def folder_edges(graph, package="gan_sru"):
+    """{(folder A, folder B)}: some module under package/A imports some module under package/B (A != B);
+    a folder is a subpackage directly under the package."""
+    folders = {p.name for p in (ROOT / package).iterdir() if (p / "__init__.py").exists()}
+
+    def folder(module):
+        parts = module.split(".")
+        return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in folders) else None
+
+    edges = set()
+    for m, targets in graph.items():
+        for t in targets:
+            a, b = folder(m), folder(t)
+            if a in folders and b in folders and a != b:
+                edges.add((a, b))
+    return edges
+
+
+def test_no_module_imports_another_modules_private_name():
+    found = private_imports()
+    assert not found, "private names imported across modules (make them public): " + "; ".join(found)
+
+
+def test_no_two_top_level_folders_import_each_other():
+    edges = folder_edges(import_graph()[0])
+    both = sorted(f"{a}/ <-> {b}/" for a, b in edges if (b, a) in edges and a < b)
+    assert not both, "top-level folders that import each other: " + "; ".join(both)
+
+
+def test_the_checkers_see_private_imports_and_two_way_folders(tmp_path, monkeypatch):
+    """Both rules are live: a private import and two folders importing each other are found."""
+    pkg = tmp_path / "rooms_pkg"
+    for folder in ("ops", "metrics"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops" / "cpu.py").write_text("def _sigmoid(x):\n    return x\n")
+    (pkg / "metrics" / "gru.py").write_text("from rooms_pkg.ops.cpu import _sigmoid\n")
+    (pkg / "ops" / "fit.py").write_text("def f():\n    from ..metrics import gru\n")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    assert private_imports("rooms_pkg") == ["rooms_pkg.metrics.gru: from rooms_pkg.ops.cpu import _sigmoid"]
+    edges = folder_edges(import_graph("rooms_pkg")[0], "rooms_pkg")
+    assert ("ops", "metrics") in edges and ("metrics", "ops") in edges

@@ -283,7 +283,7 @@ class HostEmulator:
             fn.restype = None
             fn.argtypes = [to_c[C_TYPES[t]] for t in self.sigs[launch.kernel]]
             args = [int(a) if isinstance(a, np.integer) else float(a) for a in launch.args]
-            blocks = sru_cuda._grid(launch.threads) if grid is None else grid
+            blocks = sru_cuda.launch_grid(launch.threads) if grid is None else grid
             for name, value in (("blockDim", sru_cuda.BLOCK), ("gridDim", blocks)):
                 self.dim[name].x, self.dim[name].y, self.dim[name].z = value, 1, 1
             for b in range(blocks):

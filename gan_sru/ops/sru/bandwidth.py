@@ -5,7 +5,7 @@
 """
 import numpy as np
 
-from .cuda import _addr, _cupy, _device_id, backward_ptrs, forward_ptrs
+from .cuda import backward_ptrs, cupy_module, current_device_id, device_addr, forward_ptrs
 
 
 def traffic_bytes(shape, weight_c=True, mask=False, itemsize=4):
@@ -44,8 +44,8 @@ def bandwidth_benchmark(L=256, B=64, D=1024, R=1, K=3, weight_c=True, mask=False
     overhead (one launch forward; one to three backward). Returns a dict of sizes, milliseconds, GB/s
     (1e9 bytes per second) and each kernel's fraction of the copy's bandwidth.
     """
-    cupy = _cupy()
-    device_id = _device_id(cupy, device_id)
+    cupy = cupy_module()
+    device_id = current_device_id(cupy, device_id)
     shape = (L, B, R, K, D)
     with cupy.cuda.Device(device_id), cupy.cuda.Stream.null:
         rs = cupy.random.RandomState(seed)
@@ -63,7 +63,7 @@ def bandwidth_benchmark(L=256, B=64, D=1024, R=1, K=3, weight_c=True, mask=False
         h, c, dh, dc = empty(L, B, R, D), empty(L, B, R, D), rnd(L, B, R, D), rnd(L, B, R, D)
         du, dx = empty(L, B, R, K, D), empty(L, B, D) if K == 3 else None
         dbias, dwc, dc0 = empty(R, 2, D), empty(R, 2, D) if weight_c else None, empty(B, R, D)
-        ins = [_addr(a) for a in (u, x, bias, c0, wc, m)]
+        ins = [device_addr(a) for a in (u, x, bias, c0, wc, m)]
         kw = {"shape": shape, "activation": activation, "device_id": device_id, "dtype": dtype}
         fwd_bytes, bwd_bytes = traffic_bytes(shape, weight_c, mask, itemsize=np.dtype(dtype).itemsize)
         n_copy = fwd_bytes // 2
@@ -74,7 +74,7 @@ def bandwidth_benchmark(L=256, B=64, D=1024, R=1, K=3, weight_c=True, mask=False
 
         def run_bwd():
             backward_ptrs(*ins, c.data.ptr, dh.data.ptr, dc.data.ptr,
-                          *(_addr(a) for a in (du, dx, dbias, dwc, dc0)), **kw)
+                          *(device_addr(a) for a in (du, dx, dbias, dwc, dc0)), **kw)
 
         def run_copy():
             cupy.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, n_copy,

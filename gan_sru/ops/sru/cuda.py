@@ -32,7 +32,7 @@ import numpy as np
 from gan_sru import GanSruError
 
 # re-exported: the launch plans are part of this backend's interface (the tests use them through this module)
-from .launch import BLOCK, DTYPES, KERNEL_NAMES, SruArgumentError, _grid, backward_launches, forward_launches  # noqa: F401
+from .launch import BLOCK, DTYPES, KERNEL_NAMES, SruArgumentError, backward_launches, forward_launches, launch_grid  # noqa: F401
 
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sru.cu")
 # Steps whose loads each thread keeps in flight, (forward, backward): SRU_PREFETCH_FWD / _BWD in sru.cu. Chosen on
@@ -52,7 +52,7 @@ class CudaBackendUnavailable(GanSruError, RuntimeError):
 _MODULES = {}  # (device id, PREFETCH) -> {kernel name: cupy.RawKernel}
 
 
-def _cupy():
+def cupy_module():
     """The cupy module, or CudaBackendUnavailable saying which extra to install."""
     try:
         import cupy
@@ -64,7 +64,7 @@ def _cupy():
     return cupy
 
 
-def _device_id(cupy, device_id):
+def current_device_id(cupy, device_id):
     """The device to launch on (the current one for None), after checking that a CUDA device exists."""
     try:
         count = cupy.cuda.runtime.getDeviceCount()
@@ -86,7 +86,7 @@ def _device_id(cupy, device_id):
 def is_available():
     """True when CuPy imports and sees at least one CUDA device (the kernels are not compiled here)."""
     try:
-        cupy = _cupy()
+        cupy = cupy_module()
     except CudaBackendUnavailable:
         return False
     try:
@@ -127,7 +127,7 @@ def _run(cupy, device_id, launches):
     kernels = _kernels(cupy, device_id)
     with cupy.cuda.Device(device_id), cupy.cuda.Stream.null:
         for launch in launches:
-            kernels[launch.kernel]((_grid(launch.threads),), (BLOCK,), launch.args)
+            kernels[launch.kernel]((launch_grid(launch.threads),), (BLOCK,), launch.args)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -151,10 +151,10 @@ def forward_ptrs(u, x, bias, c0, wc, mask, h, c, *, shape, activation="tanh", sc
         x_dirs: 1, x is (L, B, D) and every direction reads it, or R, x is (L, B, R, D) and direction r
             reads x[:, :, r].
     """
-    cupy = _cupy()
+    cupy = cupy_module()
     launches = forward_launches(u, x, bias, c0, wc, mask, h, c, shape=shape, activation=activation,
                                 scale_x=scale_x, dtype=dtype, x_dirs=x_dirs)
-    _run(cupy, _device_id(cupy, device_id), launches)
+    _run(cupy, current_device_id(cupy, device_id), launches)
 
 
 def backward_ptrs(u, x, bias, c0, wc, mask, c, dh, dc, du, dx, dbias, dwc, dc0, *, shape, activation="tanh",
@@ -174,8 +174,8 @@ def backward_ptrs(u, x, bias, c0, wc, mask, c, dh, dc, du, dx, dbias, dwc, dc0, 
     Scratch buffers (the per-direction dx of a shared x for R == 2, the per-batch-row dbias/dwc partials) come from
     CuPy's memory pool and go back to it when the kernels are queued (stream-ordered reuse).
     """
-    cupy = _cupy()
-    device_id = _device_id(cupy, device_id)
+    cupy = cupy_module()
+    device_id = current_device_id(cupy, device_id)
     scratch = []
 
     def temp(n, dtype):
@@ -231,21 +231,21 @@ def _inputs(cupy, u, x, bias, c0, wc, mask):
     return (L, B, R, K, D), [_as(cupy, a, dtype) for a in (u, x if K == 3 else None, bias, c0, wc, mask)], x_dirs
 
 
-def _addr(a):
+def device_addr(a):
     return 0 if a is None else a.data.ptr
 
 
 def forward(u, x, bias, c0, wc=None, mask=None, activation="tanh", scale_x=1.0):
     """`reference_forward` on the GPU: CuPy arrays in (any float dtype), (h, c) out, (L, B, R, D), float16
     when u is float16 (the float16 kernels: every input is read as float16), else float32."""
-    cupy = _cupy()
+    cupy = cupy_module()
     with cupy.cuda.Device(u.device.id), cupy.cuda.Stream.null:
         shape, a, x_dirs = _inputs(cupy, u, x, bias, c0, wc, mask)
         L, B, R, _, D = shape
         dtype = _storage(u)
         h = cupy.empty((L, B, R, D), dtype=dtype)
         c = cupy.empty((L, B, R, D), dtype=dtype)
-        forward_ptrs(*(_addr(v) for v in a), h.data.ptr, c.data.ptr, shape=shape, activation=activation,
+        forward_ptrs(*(device_addr(v) for v in a), h.data.ptr, c.data.ptr, shape=shape, activation=activation,
                      scale_x=scale_x, device_id=u.device.id, dtype=dtype, x_dirs=x_dirs)
     return h, c
 
@@ -256,7 +256,7 @@ def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0
     Returns dict(du (L,B,R,K,D), dx (x's shape) or None (K == 4), dbias (R,2,D), dwc (R,2,D) or None (wc None),
     dc0 (B,R,D)): CuPy arrays, float16 when u is float16, else float32.
     """
-    cupy = _cupy()
+    cupy = cupy_module()
     with cupy.cuda.Device(u.device.id), cupy.cuda.Stream.null:
         shape, a, x_dirs = _inputs(cupy, u, x, bias, c0, wc, mask)
         L, B, R, K, D = shape
@@ -268,8 +268,8 @@ def backward(u, x, bias, c0, wc, mask, c, dh, dc, activation="tanh", scale_x=1.0
         g = {"du": cupy.empty((L, B, R, K, D), dtype), "dx": cupy.empty(x.shape, dtype) if K == 3 else None,
              "dbias": cupy.empty((R, 2, D), dtype), "dwc": None if wc is None else cupy.empty((R, 2, D), dtype),
              "dc0": cupy.empty((B, R, D), dtype)}
-        backward_ptrs(*(_addr(v) for v in a), *(_addr(v) for v in state),
-                      *(_addr(g[k]) for k in ("du", "dx", "dbias", "dwc", "dc0")),
+        backward_ptrs(*(device_addr(v) for v in a), *(device_addr(v) for v in state),
+                      *(device_addr(g[k]) for k in ("du", "dx", "dbias", "dwc", "dc0")),
                       shape=shape, activation=activation, scale_x=scale_x, device_id=u.device.id, dtype=dtype,
                       x_dirs=x_dirs)
     return g

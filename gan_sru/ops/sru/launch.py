@@ -31,7 +31,7 @@ class Launch(NamedTuple):
     args: tuple
 
 
-def _grid(threads):
+def launch_grid(threads):
     return min(math.ceil(threads / BLOCK), 2**31 - 1)  # the kernels loop with a grid stride beyond this
 
 
