@@ -100,13 +100,12 @@ def run_one(key, name, length, seed, variant, args, floors):
     """Train and score one run; its entry for ablation.json."""
     import shutil
 
+    import nnabla as nn
     from quality import _scores
 
     from gan_sru.commands.evaluate import evaluate_run
     from gan_sru.data import training_data
     from gan_sru.train import Trainer
-
-    import nnabla as nn
 
     nn.clear_parameters()  # the previous run's networks, of other sizes, are in nnabla's global scope
     cfg = run_config(name, length, seed, variant, args)

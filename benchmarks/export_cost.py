@@ -40,8 +40,9 @@ def main():
         except GanSruError as e:
             rows.append({"length": L, "seconds": round(time.perf_counter() - t0, 2), "result": f"refused: {e}"})
         print(rows[-1], flush=True)
-    cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True)
-                .stdout.splitlines() if l.startswith("Model name")), platform.processor())
+    lines = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+    cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("Model name")),
+               platform.processor())
     with open(a.out, "w") as f:
         json.dump({"cpu": cpu, "cores": os.cpu_count(), "rows": rows}, f, indent=1)
 

@@ -47,8 +47,12 @@ import numpy as np
 
 from gan_sru import ConfigError
 from gan_sru.commands.evaluate_memorisation import PICTURE as MEMORISATION_PICTURE
-from gan_sru.commands.evaluate_memorisation import memorisation_markdown, memorisation_section
-from gan_sru.commands.evaluate_memorisation import privacy_markdown, privacy_section
+from gan_sru.commands.evaluate_memorisation import (
+    memorisation_markdown,
+    memorisation_section,
+    privacy_markdown,
+    privacy_section,
+)
 from gan_sru.commands.evaluate_separability import PICTURE as SEPARABILITY_PICTURE
 from gan_sru.commands.evaluate_separability import separability_markdown, separability_section, separability_table
 from gan_sru.files import atomic_write_text
@@ -148,7 +152,7 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         repeats, seed, protocol {name, description, settings of each learned score}, iterations, scale,
         generated and holdout scores as `score_sets`, targets, pictures, seconds), plus "out": the folder.
     """
-    from gan_sru import metrics, plots
+    from gan_sru import metrics
     from gan_sru.metrics.ts2vec import default_iterations
     from gan_sru.sampling import TrainedRun
 
@@ -257,7 +261,8 @@ def _write_report_html(result, out, real, fake, config_path, train):
             config_text = f.read()
     lengths = [len(s) for s in train.sequences]
     summary = {"training sequences": len(lengths), "features": real[0].shape[1],
-               "steps per sequence": f"{min(lengths)} to {max(lengths)}" if min(lengths) != max(lengths) else lengths[0]}
+               "steps per sequence": (f"{min(lengths)} to {max(lengths)}" if min(lengths) != max(lengths)
+                                      else lengths[0])}
     write_html(result, out, real, fake, config_text, summary,
                title=f"Evaluation of {os.path.basename(str(result['run']))} at step {result['checkpoint_step']}")
 

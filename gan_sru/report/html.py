@@ -47,8 +47,9 @@ def readings(result):
                                  "chance" + ("" if f["discriminative"] is None else
                                              f"; held-out real data: {100 * f['discriminative']:.1f}%"))
     if g["predictive"] is not None:
-        out["predictive"] = (f"a model trained on generated data predicts real data with error {g['predictive']:.4f}"
-                             + ("" if f["predictive"] is None else f"; trained on held-out real: {f['predictive']:.4f}"))
+        floor = "" if f["predictive"] is None else f"; trained on held-out real: {f['predictive']:.4f}"
+        out["predictive"] = (f"a model trained on generated data predicts real data with error "
+                             f"{g['predictive']:.4f}{floor}")
     for k, what in (("context_fid", "embedding distributions differ by"),
                     ("correlational", "feature correlations differ by"), ("mmd2", "kernel distance")):
         if g[k] is not None:
@@ -164,7 +165,8 @@ def write_html(result, out, real=None, fake=None, config_text=None, data_summary
     if r.get("conditional"):
         from gan_sru.conditional.evaluate import conditional_markdown
 
-        parts += ["<h2>Conditional generation</h2>", f"<pre>{html.escape(conditional_markdown(r['conditional']))}</pre>"]
+        text = html.escape(conditional_markdown(r["conditional"]))
+        parts += ["<h2>Conditional generation</h2>", f"<pre>{text}</pre>"]
     parts += ["<h2>Privacy</h2>", _privacy_rows(r.get("privacy"))]
     mem = r.get("memorisation")
     if mem and mem.get("median_ratio") is not None:
