@@ -42,7 +42,7 @@ def readme_commands():
     for lang, block in blocks:
         if lang not in ("", "bash"):
             continue
-        for line in block.splitlines():
+        for line in block.replace("\\\n", " ").splitlines():  # a command continued with a backslash is one line
             line = line.split("#")[0].strip().lstrip("$ ").strip()
             line = re.sub(r"^(mpirun|srun)( -n \d+| --[\w=-]+)* ", "", line)
             if line.startswith("gan-sru "):
