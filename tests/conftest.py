@@ -3,6 +3,7 @@ import gan_sru.models  # noqa: F401, I001  (fills the network registry, as the e
 import os
 import shutil
 import subprocess
+import sys
 from contextlib import contextmanager
 
 import nnabla as nn
@@ -10,6 +11,11 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# tests/fuzz/fuzz_report.py reports the fuzz tests' outcome counts; a plugin, since a second conftest.py
+# would shadow this one for `from conftest import ...`
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz"))
+pytest_plugins = ["fuzz_report"]
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,6 @@
-"""Prints the fuzz outcome counts after the session and, with GAN_SRU_FUZZ_COUNTS=FILE, writes them as JSON."""
+"""A pytest plugin (named in tests/conftest.py): prints the fuzz outcome counts after the session and, with
+GAN_SRU_FUZZ_COUNTS=FILE, writes them as JSON. Not a conftest.py: `from conftest import ...` in the other
+tests must find tests/conftest.py."""
 import json
 import os
 import platform
