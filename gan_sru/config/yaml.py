@@ -56,11 +56,11 @@ def parse_yaml(text, where):
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = e.problem or e.context or "invalid YAML"
+        problem = " ".join(str(e.problem or e.context or "invalid YAML").split())  # PyYAML's may span lines
         kind = "YAML error" if isinstance(e, yaml.constructor.ConstructorError) else "YAML syntax error"
         raise ConfigError(f"{where}:{line}: {kind}: {problem}") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{where}: YAML syntax error: {e}") from None
+        raise ConfigError(f"{where}: YAML syntax error: {' '.join(str(e).split())}") from None
     except RecursionError:
         raise ConfigError(f"{where}: YAML is nested too deeply") from None
     except Exception as e:  # PyYAML constructors raise ValueError, TypeError, ... on odd scalars

@@ -355,3 +355,13 @@ def test_legacy_run_folder_config_loads(tmp_path):
     dump_config(cfg, out, comment="world_size: 1")
     assert out.read_text().startswith("# world_size: 1\nname: wide\n")
     assert load_config(out) == cfg
+
+
+def test_a_yaml_reader_error_is_one_line():
+    """PyYAML's reader puts the position on a second line; the message stays one line naming the file."""
+    from gan_sru.config.yaml import parse_yaml
+
+    with pytest.raises(ConfigError) as e:
+        parse_yaml("a: \x19", "c.yaml")
+    assert str(e.value).startswith("c.yaml: YAML syntax error: unacceptable character #x0019")
+    assert "\n" not in str(e.value)
