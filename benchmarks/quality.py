@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/quality.py --sets wide --steps 3000 --label ' (3000 steps)'   # a fixed step count
     .venv/bin/python benchmarks/quality.py --quick      # smoke test: 1 minute each, fast protocol, 200 sequences
     .venv/bin/python benchmarks/quality.py --table      # quality.md and .png again from quality.json
-    .venv/bin/python benchmarks/quality.py --rescore 'long64 (fourth session, log grid)' --repeats 10
+    .venv/bin/python benchmarks/quality.py --rescore 'long64 (log grid)' --repeats 10
 
 For each set, configs/<set>.yaml is trained in this process by the project's Trainer on the CPU context for
 its budget of wall-clock training time (--minutes: one number for every set, or SET=M pairs; by default

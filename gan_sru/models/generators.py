@@ -14,18 +14,12 @@ OUTPUT_NOISE_START = 0.1  # softplus(bias) at the start: the output noise's std 
 
 def output_noise(h, eps, num_features):
     """h (L, B, H), eps (L, B, E) -> (L, B, C): softplus(affine(h)) * (eps A), A a learned (E, C) mixing; call
-    under G's scope. A starts at the identity when E >= C (each feature its own noise, independent, as a
-    measurement noise is), else N(0, 1 / E); either way eps A has unit variance per feature, and the scale at
-    OUTPUT_NOISE_START (about 2.5% of the [0, 1] range through a sigmoid at mid-range, the order of a measurement
-    noise; before, 0.049 with Glorot's A). From either random start G shrinks it within 1500 steps (A's std
-    0.19 -> 0.05), and the wide set's samples keep a third of the data's step-to-step variance outside its 8
-    leading directions; on the fast protocol the identity start scored no better. On the paper protocol two
-    equal-step pairs on the wide set disagree (1500 steps: 0.299 without, 0.167 with 28 channels; 2332
-    steps: 0.113 without, 0.255 with; docs/quality_log.md), so no config has it. Either way the noise
-    along the data's minor directions stays smoother than the data's (`metrics.separability`). With R1 and
-    the whitened sequence term (fifteenth session, wide, seeds 0-3 at 4300 steps) it narrowed the predictive
-    gap (2.1-2.6% above the floor against 2.3-3.4%) and raised the classifier's score on two seeds (0.088 and
-    0.092 against 0.041 and 0.051), so it is still off; `output_noise_dim: null` sizes it to the features."""
+    under G's scope. Noise that bypasses the SRU, scaled per step and feature by the state: each feature's own
+    innovations. A starts at the identity when E >= C (each feature its own noise, independent, as a
+    measurement noise is), else N(0, 1 / E); either way eps A has unit variance per feature, and the scale
+    starts at OUTPUT_NOISE_START (about 2.5% of the [0, 1] range through a sigmoid at mid-range).
+    Off by default (`model.generator.output_noise_dim: 0`); `null` sizes it to the features. Measurements:
+    docs/results/2026-11-28-ablation.md."""
     import nnabla.initializer as I
 
     E = eps.shape[2]
