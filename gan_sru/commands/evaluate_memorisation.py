@@ -65,7 +65,7 @@ def privacy_section(training, fake, held, seed):
     """The "privacy" dict of metrics.json (gan_sru.metrics.privacy): the membership-inference attack and the
     nearest-neighbour adversarial accuracy. training: the training sequences scored as members; fake, held: the
     generated and held-out sequences."""
-    return metrics.privacy(training, held, fake, seed=seed)
+    return metrics.privacy_scores(training, held, fake, seed=seed)
 
 
 def privacy_markdown(section):

@@ -14,7 +14,7 @@ scale [0, 1].
 - ``correlational_score``: Diffusion-TS's distance between lag-0 feature cross-correlation matrices.
 - ``protocol_settings``: the learned scores' settings, ``fast`` or TimeGAN's ``paper`` protocol.
 - ``separability``: what tells two sets apart, per group of per-sequence statistics (a diagnosis).
-- ``privacy``: a distance membership-inference attack and nearest-neighbour adversarial accuracy.
+- ``privacy_scores``: a distance membership-inference attack and nearest-neighbour adversarial accuracy.
 - ``memorisation``: each generated and held-out sequence's distance to its nearest training sequence (copying).
 - ``pca_projection``, ``autocorrelation``: numbers behind the evaluation pictures.
 
@@ -34,7 +34,7 @@ from .discriminative import DISCRIMINATIVE_ITERATIONS, discriminative_score
 from .memorisation import memorisation, nearest_distances
 from .mmd import median_bandwidth, mmd2
 from .predictive import PREDICTIVE_ITERATIONS, predictive_score
-from .privacy import adversarial_accuracy, membership_inference, privacy
+from .privacy import adversarial_accuracy, membership_inference, privacy_scores
 from .protocols import PROTOCOL_NAMES, protocol_settings
 from .separability import separability
 from .statistics import autocorrelation, pca_projection
@@ -42,5 +42,5 @@ from .statistics import autocorrelation, pca_projection
 __all__ = ["DISCRIMINATIVE_ITERATIONS", "PREDICTIVE_ITERATIONS", "PROTOCOL_NAMES", "as_padded", "autocorrelation",
            "context_fid", "context_fids", "correlation_difference", "correlation_matrix", "correlational_score",
            "discriminative_score", "flatten_pair", "frechet_distance", "median_bandwidth", "memorisation", "mmd2",
-           "nearest_distances", "pca_projection", "predictive_score", "privacy", "protocol_settings", "separability",
-           "adversarial_accuracy", "membership_inference"]
+           "nearest_distances", "pca_projection", "predictive_score", "privacy_scores", "protocol_settings",
+           "separability", "adversarial_accuracy", "membership_inference"]

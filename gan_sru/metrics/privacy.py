@@ -127,7 +127,7 @@ def adversarial_accuracy(training, holdout, generated, seed=0):
             "floor": 0.0}
 
 
-def privacy(training, holdout, generated, seed=0):
+def privacy_scores(training, holdout, generated, seed=0):
     """The privacy section: {"membership_inference": ..., "adversarial_accuracy": ...} (each None where the
     held-out set is too small), with "note" saying what is missing."""
     out = {"membership_inference": membership_inference(training, holdout, generated, seed),

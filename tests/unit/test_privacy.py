@@ -35,24 +35,24 @@ def test_adversarial_accuracy_matches_scipy():
 def test_copies_caught_unseen_not():
     rng = np.random.default_rng(2)
     train, held, fresh = walks(rng, 120), walks(rng, 120), walks(rng, 120)
-    copies = pv.privacy(train, held, [s.copy() for s in train], seed=0)
+    copies = pv.privacy_scores(train, held, [s.copy() for s in train], seed=0)
     mia, aa = copies["membership_inference"], copies["adversarial_accuracy"]
     assert mia["auc"] == 1.0 and mia["interval"][0] > 0.4
     assert aa["aa_train_synthetic"] == 0.0 and aa["privacy_loss"] > 0.3
     for fake in (fresh, held):  # fresh draws, and the held-out data itself: neither says who was in training
-        res = pv.privacy(train, held, fake, seed=0)
+        res = pv.privacy_scores(train, held, fake, seed=0)
         assert res["membership_inference"]["interval"][0] <= 0.0
         assert res["adversarial_accuracy"]["privacy_loss"] <= 0.05
-    fair = pv.privacy(train, held, fresh, seed=0)
+    fair = pv.privacy_scores(train, held, fresh, seed=0)
     lo, hi = fair["membership_inference"]["interval"]
     assert lo <= 0.0 <= hi and abs(fair["adversarial_accuracy"]["aa_train_synthetic"] - 0.5) < 0.15
 
 
 def test_small_holdout_warns_and_none():
     rng = np.random.default_rng(3)
-    res = pv.privacy(walks(rng, 20), walks(rng, 5), walks(rng, 20))
+    res = pv.privacy_scores(walks(rng, 20), walks(rng, 5), walks(rng, 20))
     assert "at least 10" in res["membership_inference"]["warning"]
-    none = pv.privacy(walks(rng, 20), walks(rng, 1), walks(rng, 20))
+    none = pv.privacy_scores(walks(rng, 20), walks(rng, 1), walks(rng, 20))
     assert none["membership_inference"] is None and none["adversarial_accuracy"] is None
     assert "1 held-out" in none["note"]
 
