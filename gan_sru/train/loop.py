@@ -140,7 +140,9 @@ class Trainer:
         if root:  # after the restore: a refused resume leaves the run's config as it was
             dump_config(cfg, run.config_path, comment=distributed.world_size_comment(self.comm))
             write_summary(run.path, summary)
-            write_sampling(run.path, sampling_record(data, cfg.data, run.path))  # generate needs no data
+            record = sampling_record(data, cfg.data, run.path)  # generate needs no data
+            if read_sampling(run.path) != json.loads(json.dumps(record)):  # a resume on the same data rewrites nothing
+                write_sampling(run.path, record)
             if self._conditioning():  # the category lists, for people and tools (checkpoints hold them too)
                 from gan_sru.files import atomic_write_text
 

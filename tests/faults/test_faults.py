@@ -327,7 +327,7 @@ def test_checkpoint_beyond_the_file_size_limit_is_a_clean_error(tmp_path):
 
 @slow
 def test_full_disk_while_saving_is_a_clean_error_and_the_run_resumes(tmp_path, tmpfs):
-    disk = tmpfs("64k")  # room for the config and two checkpoints of about 22 KB, not three
+    disk = tmpfs("160k")  # room for the config, sampling.json (48 KB), pictures and two 31 KB checkpoints, not all
     run = RunFolder(disk / "run")
     failed = run_to_end(train_cmd(disk, 12, {"train.keep_checkpoints": 10, "train.log_every": 1000}))
     line = assert_clean_error(failed, rf"could not write checkpoint {re.escape(run.checkpoints)}/step_\d+\.npz: "
