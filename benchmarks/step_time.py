@@ -9,14 +9,13 @@ overrides, side by side: what a code change or an option saves.
 Each (tree, variant) pair is one contender, the first the baseline; a variant is comma-separated KEY=VALUE
 overrides on top of --set ("" for none).
 
-For each config, each tree trains `--steps` steps of `GanSteps` (solver updates, the batch and noise
-drawing included; after 5 warm-up steps) in a process of its own, started with that tree first on
-PYTHONPATH, so the process runs that tree's gan_sru (its networks included). The trees take turns, `--rounds`
-times, so that
-a load on the machine falls on each; the figure is the median step over all its rounds. The data is the
-config's own (`data.num_sequences` capped at 2000 to keep the start short). Make a checkout of an older commit
-with `git worktree add /tmp/old COMMIT`. Writes benchmarks/results/step_time.json and prints the table with
-the CPU's name and each tree's commit.
+For each config, each tree trains `--steps` steps of `GanSteps` (solver updates, the batch and noise drawing
+included; after 5 warm-up steps) in a process of its own, started with that tree first on PYTHONPATH, so the
+process runs that tree's gan_sru (its networks included). The trees take turns, `--rounds` times, so that a load on
+the machine falls on each; the figure is the median step over all its rounds. The data is the config's own
+(`data.num_sequences` capped at 2000 to keep the start short). Make a checkout of an older commit with `git
+worktree add /tmp/old COMMIT`. Writes benchmarks/results/step_time.json and prints the table with the CPU's name
+and each tree's commit.
 """
 import argparse
 import json
