@@ -117,3 +117,29 @@ def tmpfs(tmp_path):
     yield mount
     for folder in mounted:
         subprocess.run(["umount", str(folder)], check=True)
+
+
+def mutate_yaml(draw, text, bits, scalars, max_edits, max_cut, ops=("delete", "insert", "value", "swap", "indent")):
+    """For Hypothesis strategies: `text` (YAML) with 1..max_edits random edits: delete up to max_cut characters,
+    insert drawn `bits`, replace a value with a drawn scalar, swap two lines, or re-indent one."""
+    from hypothesis import strategies as st
+
+    for _ in range(draw(st.integers(1, max_edits))):
+        op = draw(st.sampled_from(list(ops)))
+        i = draw(st.integers(0, len(text)))
+        if op == "delete":
+            text = text[:i] + text[i + draw(st.integers(1, max_cut)):]
+        elif op == "insert":
+            text = text[:i] + "".join(draw(st.lists(bits, min_size=1, max_size=4))) + text[i:]
+        else:
+            lines = text.split("\n")
+            k = draw(st.integers(0, len(lines) - 1))
+            if op == "value" and ": " in lines[k]:
+                lines[k] = lines[k].split(": ", 1)[0] + ": " + draw(scalars)
+            elif op == "swap":
+                j = draw(st.integers(0, len(lines) - 1))
+                lines[k], lines[j] = lines[j], lines[k]
+            else:
+                lines[k] = " " * draw(st.integers(0, 5)) + lines[k].lstrip()
+            text = "\n".join(lines)
+    return text

@@ -3,6 +3,7 @@
 import glob
 import os
 
+from conftest import mutate_yaml
 from fuzz_outcomes import call, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,26 +29,8 @@ SCALARS = st.one_of(st.sampled_from(["null", "true", "~", ".inf", "-.inf", ".nan
 @st.composite
 def mutated_yaml(draw):
     """A shipped config with 1-5 random edits: delete, insert YAML-ish bits, replace a value, swap or indent."""
-    text = draw(st.sampled_from(CONFIG_TEXTS))
-    for _ in range(draw(st.integers(1, 5))):
-        op = draw(st.sampled_from(["delete", "insert", "value", "value", "swap", "indent"]))
-        i = draw(st.integers(0, len(text)))
-        if op == "delete":
-            text = text[:i] + text[i + draw(st.integers(1, 30)):]
-        elif op == "insert":
-            text = text[:i] + "".join(draw(st.lists(YAML_BITS, min_size=1, max_size=4))) + text[i:]
-        else:
-            lines = text.split("\n")
-            k = draw(st.integers(0, len(lines) - 1))
-            if op == "value" and ": " in lines[k]:
-                lines[k] = lines[k].split(": ", 1)[0] + ": " + draw(SCALARS)
-            elif op == "swap":
-                j = draw(st.integers(0, len(lines) - 1))
-                lines[k], lines[j] = lines[j], lines[k]
-            else:
-                lines[k] = " " * draw(st.integers(0, 5)) + lines[k].lstrip()
-            text = "\n".join(lines)
-    return text
+    return mutate_yaml(draw, draw(st.sampled_from(CONFIG_TEXTS)), YAML_BITS, SCALARS, 5, 30,
+                       ops=("delete", "insert", "value", "value", "swap", "indent"))
 
 
 def complete(cfg):

@@ -12,6 +12,7 @@ from collections import Counter
 import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
+from conftest import mutate_yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -78,26 +79,7 @@ SCALARS = st.one_of(st.sampled_from(["null", "true", "~", ".inf", "-.inf", ".nan
 @st.composite
 def mutated_yaml(draw):
     """A shipped config with 1-4 random edits: delete, insert YAML-ish bits, replace a value, reorder lines."""
-    text = draw(st.sampled_from(BASE_TEXTS))
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["delete", "insert", "value", "swap", "indent"]))
-        i = draw(st.integers(0, len(text)))
-        if op == "delete":
-            text = text[:i] + text[i + draw(st.integers(1, 20)):]
-        elif op == "insert":
-            text = text[:i] + "".join(draw(st.lists(YAML_BITS, min_size=1, max_size=4))) + text[i:]
-        else:
-            lines = text.split("\n")
-            k = draw(st.integers(0, len(lines) - 1))
-            if op == "value" and ": " in lines[k]:
-                lines[k] = lines[k].split(": ", 1)[0] + ": " + draw(SCALARS)
-            elif op == "swap":
-                j = draw(st.integers(0, len(lines) - 1))
-                lines[k], lines[j] = lines[j], lines[k]
-            else:
-                lines[k] = " " * draw(st.integers(0, 5)) + lines[k].lstrip()
-            text = "\n".join(lines)
-    return text
+    return mutate_yaml(draw, draw(st.sampled_from(BASE_TEXTS)), YAML_BITS, SCALARS, 4, 20)
 
 
 KEYS = st.one_of(st.sampled_from(sorted({k.split(".")[-1] for k in SCHEMA} | {s.split(".")[-1] for s in SECTIONS})),
