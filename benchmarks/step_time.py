@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from moment_terms import REPO, cpu_name
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # the child: times the steps of one config in the tree it was started in
 CHILD = r"""
@@ -47,6 +47,11 @@ for i in range(5, 5 + steps):
     times.append(time.perf_counter() - t0)
 print("STEP_TIMES " + json.dumps({"module": gan_sru.__file__, "seconds": times}))
 """
+
+
+def cpu_name():
+    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), "?")
 
 
 def commit_of(tree):

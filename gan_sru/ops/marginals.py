@@ -15,8 +15,8 @@ features: their tails were short (the 0.5% and 99.5% quantiles 0.02-0.03 inside 
 scale). A sorted comparison holds the whole marginal: the tails, the skewness, a second mode. Measured at weight
 1 on long64 (docs/quality_log.md): the pooled kurtosis -0.42 -> -0.35, the extremes' separability 0.135 ->
 0.100, the discriminative score as before (0.112 against 0.108); most of the short tails come from the output
-sigmoid's compression (`benchmarks/value_shape.py`), which a term on the pooled values does not undo within a
-sequence.
+sigmoid's compression (docs/results/2026-11-28-wide-diagnostics.md), which a term on the pooled values does not
+undo within a sequence.
 
 The gradient flows to `fake` only, through the sort's permutation (each value's gradient is its distance to
 the real value of the same rank). nnabla's `F.sort` is not used for the plain form's gradient: its backward

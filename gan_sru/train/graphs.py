@@ -26,7 +26,7 @@ class StepGraph:
 
     Shapes: real (L, B, C), mask (L, B), noise as `gan_sru.networks.noise_shapes`. Parameters live under the
     scopes "G" and "D" and are shared by every bucket's graph. moment_impl: the moment terms' ("auto": fused on
-    the host on CPU; "ref": plain nnabla ops; benchmarks/moment_terms.py compares the two). reference: the
+    the host on CPU; "ref": plain nnabla ops; docs/results/2026-11-28-moment-terms.md compares the two). reference: the
     `WhitenedReference` of this length's real sequences, needed with train.sequence_whitened_loss > 0;
     windows: the (mean, whitening, target) of their windows (ops/covariance.py), needed with
     train.window_covariance_loss > 0 (a bucket too short for a window goes without the term); predictor: their

@@ -1,7 +1,7 @@
 """Conditioning works (issue #13): after a short CPU training on the class-conditional set, samples generated for
 class k are classified as k by a classifier trained on real data, and the per-step state's Markov chain is
-reproduced. The issue's ">= 95% for every class" is measured across training seeds by
-benchmarks/conditional_accuracy.py: 4 of 5 seeds at these sizes (the fifth's weakest class 0.937); the bounds
+reproduced. The issue's ">= 95% for every class" is measured across training seeds in
+docs/results/2026-11-28-conditional.md: 4 of 5 seeds at these sizes (the fifth's weakest class 0.937); the bounds
 below sit under that spread."""
 import numpy as np
 import pytest
@@ -40,7 +40,7 @@ def test_class_conditional_samples_are_classified_as_their_class_and_keep_the_st
     fake = generate_cut(run, np.full(len(y), 24), seed=1, attrs=attrs)
     pred = clf.predict(class_features([s[:, :C] for s in fake]))
     per_class = [float((pred[y == k] == k).mean()) for k in range(len(labels))]
-    # Measured at these sizes (AMD EPYC, benchmarks/conditional_accuracy.py), seeds 0-4: per-class minimum
+    # Measured at these sizes (AMD EPYC, docs/results/2026-11-28-conditional.md), seeds 0-4: per-class minimum
     # 0.987 / 0.970 / 0.973 / 0.963 / 0.937, mean 0.991 / 0.979 / 0.989 / 0.969 / 0.959; an unconditioned G
     # scores ~1/3. Another CPU's float rounding is another trajectory, so the bounds sit below the seed spread.
     assert min(per_class) >= 0.92 and np.mean(per_class) >= 0.95, per_class

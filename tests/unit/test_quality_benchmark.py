@@ -93,44 +93,6 @@ def test_table_mode_without_results_says_which_file(tmp_path, monkeypatch):
         quality.main()
 
 
-def test_ablation_table_has_one_line_per_row_with_each_score_and_its_floor():
-    import quality_ablation
-
-    row = {"name": "dsf", "config": "configs/wide.yaml", "sets": ["model.discriminator.step_features=true"],
-           "steps": 1500, "disc": 0.2908, "disc_std": 0.0368, "pred": 0.0357, "cfid": 2.08, "corr": 2.566,
-           "floor": {"disc": 0.0192, "pred": 0.0281, "cfid": 0.077, "corr": 1.022}}
-    lines = quality_ablation.table([row, dict(row, name="cur", sets=[])]).splitlines()
-    assert len(lines) == 4
-    assert lines[2] == ("| dsf | configs/wide.yaml | model.discriminator.step_features=true | 1500 | "
-                        "0.291 ± 0.037 (floor 0.019) | 0.0357 (0.0281) | 2.08 (0.08) | 2.57 (1.02) |")
-    assert "| cur | configs/wide.yaml | (defaults) |" in lines[3]
-
-
-def test_checkpoint_scores_summary_selects_by_the_second_score_and_reads_the_first():
-    import checkpoint_scores
-
-    groups = [{"shape": 0.40, "level": 0.1}, {"shape": 0.30, "level": 0.1}, {"shape": 0.25, "level": 0.2},
-              {"shape": 0.20, "level": 0.1}, {"shape": 0.21, "level": 0.0}, {"shape": 0.20, "level": 0.3}]
-    rows = [{"step": 500 * (i + 1), "first": f, "second": s, "statistics": g}
-            for i, ((f, s), g) in enumerate(zip([(0.30, 0.28), (0.12, 0.20), (0.09, 0.05), (0.15, 0.05),
-                                                 (0.20, 0.22), (0.18, 0.15)], groups))]
-    s = checkpoint_scores.summary(rows)
-    # the earliest of the lowest second scores (step 1500), read on the first; the mean over the last 4 of 6
-    assert (s["selected_step"], s["selected"], s["last"], s["min"], s["max"]) == (1500, 0.09, 0.18, 0.09, 0.30)
-    assert s["mean"] == pytest.approx((0.09 + 0.15 + 0.20 + 0.18) / 4, abs=1e-4)
-    # by the groups: the largest group is lowest at step 2000 (0.20; step 3000's largest is 0.30), the groups'
-    # mean at step 2500 (0.105)
-    assert (s["statistics_max_step"], s["statistics_max"]) == (2000, 0.15)
-    assert (s["statistics_mean_step"], s["statistics_mean"]) == (2500, 0.20)
-    run = {"name": "nz", "config": "configs/wide.yaml", "sets": ["model.generator.noise_dim=28"], "steps": 3000,
-           "rows": rows}
-    plain = [{k: v for k, v in r.items() if k != "statistics"} for r in rows]  # runs from before the groups
-    lines = checkpoint_scores.table([run, dict(run, name="one", sets=[], rows=[dict(r, second=None) for r in plain])])
-    assert lines.splitlines()[2] == ("| nz | configs/wide.yaml | model.generator.noise_dim=28 | 3000 | 6 | "
-                                     "0.090-0.300 (0.155) | 0.180 | 1500, 0.090 | 2000, 0.150 |")
-    assert lines.splitlines()[3].endswith("| 0.180 | - | - |")  # no second score, no groups: no selection
-
-
 def test_budgets_default_per_set_one_number_for_all_or_pairs_and_bad_text_names_the_part():
     import pytest
 
@@ -147,24 +109,6 @@ def test_budgets_default_per_set_one_number_for_all_or_pairs_and_bad_text_names_
                         ("wide=1,sines", "'sines' is not SET=MINUTES")):
         with pytest.raises(SystemExit, match=r"--minutes .*" + words.replace("(", r"\(").replace(")", r"\)")):
             quality.parse_budgets(text, sets)
-
-
-@pytest.mark.slow
-def test_moment_terms_benchmark_times_both_ways_and_writes_its_rows(tmp_path):
-    """benchmarks/moment_terms.py on the sines config (24 x 128 x 5), one repeat: a row per term and the step,
-    each with both times; the JSON names the CPU."""
-    import json
-    import subprocess
-
-    done = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "moment_terms.py"), "--configs", "sines",
-                           "--repeats", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    doc = json.loads((tmp_path / "moment_terms.json").read_text())
-    assert doc["cpu"] and [r["what"] for r in doc["rows"]] == ["sequence_moment_loss", "moment_loss", "training step"]
-    for r in doc["rows"]:
-        assert (r["config"], r["length"], r["batch"], r["features"]) == ("sines", 24, 128, 5)
-        assert r["ref_ms"] > 0 and r["fused_ms"] > 0 and r["ratio"] > 0
-    assert "training step" in done.stdout and "CPU:" in done.stdout
 
 
 def test_rescore_extends_a_rows_repeats_from_its_run_folder_and_keeps_the_row(tmp_path, monkeypatch):
