@@ -5,23 +5,31 @@ into its reshapes, broadcasts and constants (nnabla's variable batch size assume
 `.onnx` file has a dynamic batch axis: nnabla-converter writes the batch-1 network, which an ONNX Scan runs
 once per sequence (`batch_scan`).
 Its weights are the checkpoint's moving average of the generator's weights when the run kept one
-(train.g_ema > 0), else the trained weights: the same ones `gan-sru generate` uses. Batch-major:
+(train.g_ema > 0), else the trained weights: the same ones `gan-sru generate` uses. Batch-major, float32:
 
-    inputs   noise         (B, L, Z) float32, standard normal: noise per step (Z = model.generator.noise_dim)
-             static_noise  (B, S)    float32, standard normal: noise per sequence (S = static_noise_dim;
-                                     absent when S == 0)
-             mask          (B, L)    float32, 1 at valid steps, 0 at right padding (all 1: full length)
-    output   samples       (B, L, C) float32 in the data's units (the run's min-max scaling inverted, as
-                                     `gan-sru generate` writes them), 0 at padded steps
+    inputs   noise         (B, L, Z) standard normal: noise per step (Z = noise_dim + output_noise_dim)
+             static_noise  (B, S)    standard normal: noise per sequence (S = static_noise_dim; absent when 0)
+             attributes    (B, W)    a conditional run's encoded attributes (one-hot labels, numbers min-max
+                                     scaled to the training range; `sampling_metadata`); absent without
+                                     data.attributes
+             gumbel_noise  (B, L, K) Gumbel(0, 1) noise of the categorical features' K channels: each step's
+                                     category is argmax(logits + noise), a draw from the generator's
+                                     probabilities (zeros: the likeliest); absent without data.categorical
+             mask          (B, L)    1 at valid steps, 0 at right padding (all 1: full length)
+    output   samples       (B, L, C + K) the C continuous features in the data's units (the run's min-max
+                                     scaling inverted, as `gan-sru generate` writes them), then one one-hot
+                                     block per categorical feature; 0 at padded steps
 
-Given the same noise (transposed to the generator's time-major (L, B, Z)), `samples` equals
-`scaler.inverse(TrainedRun.sample(...))` to float32 rounding (tests/unit/test_export.py).
+Given the same noise (transposed to the generator's time-major (L, B, Z)) and attributes, `samples` equals
+`scaler.inverse(TrainedRun.sample(...))` to float32 rounding (tests/unit/test_export.py). The `.onnx` file's
+metadata holds what turns `samples` into `generate`'s table (`sampling_metadata`).
 
 Both formats hold only plain nnabla operations: the SRU is built with `impl="ref"` (the recurrence
 unrolled over time and `F.affine` instead of the BLAS matmul; a PythonFunction cannot be serialised), so
 the file grows linearly with L. `.nnp` is written by nnabla's own saver (`nnabla.utils.save`); `.onnx` is
 converted from it by nnabla-converter's `OnnxExporter` (opset 13), whose repeated shape constants are then
-renamed to single assignments so that `onnx.checker` accepts the model.
+renamed to single assignments and whose boolean comparisons are cast to float as nnabla's are, so that
+`onnx.checker` accepts the model.
 """
 import contextlib
 import io
@@ -43,6 +51,7 @@ from gan_sru.registry import GENERATORS
 FORMATS = ("nnp", "onnx")
 NETWORK = "generator"
 OUTPUT = "samples"
+INPUTS = ("noise", "static_noise", "attributes", "gumbel_noise", "mask")  # the order of the file's inputs
 ONNX_OPSET = "13"
 DEFAULT_BATCH_SIZE = 64
 ONNX_INSTALL = ("pip install 'onnx~=1.13.0' && pip install --no-deps 'nnabla-converter==1.39.*' "
@@ -91,28 +100,41 @@ def check_export_args(fmt, batch_size, length, out):
 def build_export_graph(run, batch_size, length):
     """The generator of `run` (a TrainedRun) as a plain-ops graph in the exported layout (module docstring).
 
-    Builds into a private parameter scope holding the run's generator weights (names without the "G/" of
-    training), the inverse scaling and the time feature's constant. Returns (scope, inputs, samples) with
-    inputs an ordered {name: nn.Variable}; save and convert inside `nn.parameter_scope("", scope)`.
+    Builds into a private parameter scope holding the run's generator weights (under "G/", as in training), the
+    inverse scaling and the graph's constants (the time feature, the Gumbel-softmax temperature). A conditional
+    run's graph is the one `generate` samples with (gan_sru.conditional.networks.conditional_generator).
+    Returns (scope, inputs, samples) with inputs an ordered {name: nn.Variable}; save and convert inside
+    `nn.parameter_scope("", scope)`.
     """
-    gcfg = run.cfg.model.generator
+    gcfg, enc = run.cfg.model.generator, run.encoding
     B, L, C = int(batch_size), int(length), run.num_features
     scope = OrderedDict()
     with nn.parameter_scope("G"):
         trained = nn.get_parameters(grad_only=False)
     with nn.parameter_scope("", scope):
-        for name, var in trained.items():
-            nn.parameter.set_parameter(name, var)
-        shapes = noise_shapes(gcfg, L, B)
-        inputs = OrderedDict(noise=nn.Variable((B, L, shapes["step"][2])))  # batch-major (B, L, Z)
-        noise = {"step": F.transpose(inputs["noise"], (1, 0, 2))}
-        if gcfg.static_noise_dim > 0:
-            inputs["static_noise"] = noise["static"] = nn.Variable(shapes["static"])
-        inputs["mask"] = nn.Variable((B, L))
-        mask = F.transpose(inputs["mask"], (1, 0))
+        with nn.parameter_scope("G"):
+            for name, var in trained.items():
+                nn.parameter.set_parameter(name, var)
+        shapes = noise_shapes(gcfg, L, B, enc)
+        given = {"noise": nn.Variable((B, L, shapes["step"][2])), "mask": nn.Variable((B, L))}  # batch-major
+        noise = {"step": F.transpose(given["noise"], (1, 0, 2)), "static": nn.Variable(shapes["static"])}
+        if "gumbel" in shapes:
+            given["gumbel_noise"] = nn.Variable((B, L, shapes["gumbel"][2]))
+            noise["gumbel"] = F.transpose(given["gumbel_noise"], (1, 0, 2))
+        mask = F.transpose(given["mask"], (1, 0))
         build = GENERATORS.lookup(gcfg.name)
-        fake = build(gcfg, unconditional_inputs(gcfg, noise, L, run.max_len), mask, C, run.max_len, train=False,
-                     impl="ref")  # (L, B, C)
+        if enc is None:
+            with nn.parameter_scope("G"):
+                fake = build(gcfg, unconditional_inputs(gcfg, noise, L, run.max_len), mask, C, run.max_len,
+                             train=False, impl="ref")  # (L, B, C)
+        else:
+            from gan_sru.conditional.networks import conditional_generator
+
+            fake, given["attributes"], _ = conditional_generator(build, gcfg, enc, noise, mask, C, run.max_len,
+                                                                 False, {"impl": "ref"})  # (L, B, C + K)
+        if gcfg.static_noise_dim > 0:
+            given["static_noise"] = noise["static"]
+        inputs = OrderedDict((k, given[k]) for k in INPUTS if given.get(k) is not None)
         with nn.parameter_scope("scaler"):
             span = nn.parameter.get_parameter_or_create(
                 "scale", (1, 1, C), run.scaler.inverse_scale.astype(np.float32).reshape(1, 1, C), need_grad=False)
@@ -185,6 +207,7 @@ def _nnp_to_onnx(nnp_path, onnx_path, batch_size):
         OnnxExporter(nnp, batch_size, -1, opset=ONNX_OPSET).execute(onnx_path)
     model = onnx.load(onnx_path)
     single_assignment(model.graph)
+    float_comparisons(model.graph)
     onnx.checker.check_model(model)
     return model
 
@@ -246,23 +269,103 @@ def single_assignment(graph):
         out.name = newest.get(out.name, out.name)
 
 
+LOGICAL_OPS = ("Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "Not", "And", "Or", "Xor")
+
+
+def float_comparisons(graph):
+    """Cast to float32 each boolean (a comparison's or logical op's) output that an arithmetic node reads:
+    nnabla's comparisons give 0.0 / 1.0 (the hard Gumbel-softmax subtracts `greater_equal(y, max y)` from y),
+    while nnabla-converter 1.39 writes them as ONNX's boolean ops and feeds the booleans on unchanged, which
+    onnx's type inference refuses. Modifies `graph` in place (node order stays topological)."""
+    from onnx import TensorProto, helper
+
+    logical = {o for node in graph.node if node.op_type in LOGICAL_OPS for o in node.output}
+    nodes, cast = [], {}
+    for node in graph.node:
+        if node.op_type not in LOGICAL_OPS:
+            for i, name in enumerate(node.input):
+                if name in logical:
+                    if name not in cast:
+                        cast[name] = f"{name}__float"
+                        nodes.append(helper.make_node("Cast", [name], [cast[name]], to=TensorProto.FLOAT))
+                    node.input[i] = cast[name]
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+
+
 def sampling_metadata(run):
-    """What a user of the exported file needs beside the network to write the same table as `generate`:
-    features {names, min, scale} (samples = scaled value * scale + min, already applied in the graph; names
-    f0, f1, ... where the data had none) and lengths {max_len, training: {length: count}} (draw a length per
-    sequence and pass it as the mask). Read from the run folder only."""
+    """What a user of the exported file needs beside the network to write the table `generate` writes, as
+    {key: JSON-able value} (the file's metadata holds each as "gan_sru.<key>"). Read from the run folder only.
+
+      features     {names, min, scale} of the C continuous features: channels 0..C-1 of samples (samples = scaled
+                   value * scale + min, already applied in the graph; names f0, f1, ... where the data had none)
+      categorical  per categorical feature {name, labels, dtype, channels: [start, stop]}: its one-hot block of
+                   samples; its label at a step is labels[argmax(samples[..., start:stop])]
+      attributes   per attribute the columns [start, stop] of the `attributes` input it fills and how:
+                   {name, kind: "categorical", labels, dtype}: 1 at start + labels.index(value), else 0;
+                   {name, kind: "numeric", min, max, dtype}: (value - min) / (max - min), or value - min when
+                   max == min (min and max: the training range)
+      lengths      {max_len, training: {length: count}}: draw a length per sequence and pass it as the mask
+      table        {columns, id, time, time_kind, first, step}: the columns of generate's table in its order;
+                   the id column (sequence 0, 1, ...) and time column (None: none) among them; time at step t is
+                   first + t * step (time_kind "dates": seconds since 1970, written as naive UTC dates)
+    """
     from gan_sru.data.summary import read_summary
     from gan_sru.sampling import Reference
 
-    summary = read_summary(run.folder.path) or {}
-    names = [f["name"] for f in summary.get("features", [])]
-    if len(names) != run.num_features:
-        names = [f"f{k}" for k in range(run.num_features)]
+    enc = run.encoding
+    C = run.num_features if enc is None else enc.num_continuous
+    table = generate_columns(run)
+    names = table.pop("features")
     lengths, counts = np.unique(Reference.of_run(run).lengths, return_counts=True)
-    return {"features": {"names": names, "min": run.scaler.min.tolist(),
-                         "scale": run.scaler.inverse_scale.tolist()},
+    categorical, attributes = [], []
+    if enc is not None:
+        for c, (s, e) in zip(enc.categorical, enc.blocks()):
+            categorical.append({"name": c.name, "labels": c.labels, "dtype": c.dtype, "channels": [s, e]})
+        for a, (s, e) in zip(enc.attributes, enc.attr_blocks()):
+            how = ({"labels": a["categories"].labels, "dtype": a["categories"].dtype}
+                   if a["kind"] == "categorical" else {"min": a["min"], "max": a["max"], "dtype": a["dtype"]})
+            attributes.append({"name": a["name"], "kind": a["kind"], **how, "columns": [s, e]})
+    time = (read_summary(run.folder.path) or {}).get("time") or {}
+    table.update(time_kind=time.get("kind") if table["time"] is not None else None,
+                 first=float(time.get("first", 0.0)), step=float(time.get("step", 1.0)))
+    return {"features": {"names": names, "min": run.scaler.min[:C].tolist(),
+                         "scale": run.scaler.inverse_scale[:C].tolist()},
+            "categorical": categorical, "attributes": attributes,
             "lengths": {"max_len": int(run.max_len),
-                        "training": {str(int(n)): int(c) for n, c in zip(lengths, counts)}}}
+                        "training": {str(int(n)): int(c) for n, c in zip(lengths, counts)}},
+            "table": table}
+
+
+def generate_columns(run):
+    """{features, columns, id, time}: the continuous features' names and the columns of the table `generate`
+    writes for `run` (gan_sru.sampling.sample_table for a run trained on a table, else id, time, f0, ..., then
+    the category and attribute columns), read off that table for one sequence of one step."""
+    from gan_sru.data.summary import read_summary
+    from gan_sru.sampling import run_layout, sample_table
+
+    enc = run.encoding
+    C = run.num_features if enc is None else enc.num_continuous
+    extra = {}
+    if enc is not None:  # one step's labels: only the names and the order matter here
+        extra = {c.name: [np.array(c.labels[:1], dtype=object)] for c in enc.categorical}
+        extra.update({a["name"]: [np.array([a["categories"].labels[0] if a["kind"] == "categorical" else a["min"]],
+                                           dtype=object)] for a in enc.attributes})
+    layout = run_layout(run.folder.path)
+    if layout is not None and layout["kind"] == "dataframe":
+        df = sample_table(run, [np.zeros((1, C))], extra or None, layout)
+        names = list(df.attrs["feature_names"])
+        columns = [c for c in df.columns]
+        key = layout["id"]["label"] if layout["id"] else columns[0]  # a wide table: sequence numbers first
+        time = layout["time"]["label"] if layout["time"] else None
+    else:
+        summary = read_summary(run.folder.path) or {}
+        names = [f["name"] for f in summary.get("features", [])]
+        if len(names) != C:
+            names = [f"f{k}" for k in range(C)]
+        columns, key, time = ["id", "time", *names, *extra], "id", "time"
+    return {"features": names, "columns": columns, "id": key, "time": time}
 
 
 def format_of(out, fmt=None):
@@ -292,10 +395,6 @@ def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZ
     check_export_args(fmt, batch_size, length, out)
     check_run_path(run_path)
     run = TrainedRun(run_path, step)
-    if run.encoding is not None:  # refused before anything is written
-        raise ExportError(f"{run_path}: a conditional run (data.attributes / data.categorical) cannot be exported "
-                          "yet: its generator also takes the encoded attributes and Gumbel noise, and its samples "
-                          "need the category lists of conditioning.json to decode; use `gan-sru generate`")
     L = int(length or run.max_len)
     if length_error(L):  # the default, the run's longest training length
         raise ConfigError(length_error(L) + f" (the default is the run's longest training length, {L})")

@@ -4,7 +4,8 @@
                    [--batch-size 64] [--length L]
 
 Writes FILE complete or not at all: `.nnp` for nnabla, `.onnx` for onnxruntime and other ONNX runtimes.
-The network's inputs and output, its fixed sizes and its weights: gan_sru/export.py.
+The network's inputs and output (a conditional run's attributes and Gumbel noise among them), its fixed sizes,
+its weights and the `.onnx` file's metadata: gan_sru/export.py.
 """
 from gan_sru.export import DEFAULT_BATCH_SIZE, export_generator
 
@@ -20,6 +21,9 @@ def main(args):
     shapes = ", ".join(f"{k} {v}" for k, v in info["inputs"].items())
     print(f"exported the generator of {info['run']}, checkpoint step {info['step']} ({info['weights']} weights), "
           f"to {info['path']} ({info['format']})")
-    print(f"  inputs: {shapes} (float32, batch-major; noise standard normal, mask 1 at valid steps)")
-    print(f"  output: samples {info['output']} (float32, data units, 0 at padded steps)")
+    print(f"  inputs: {shapes} (float32, batch-major; noise standard normal, mask 1 at valid steps"
+          + ("; attributes encoded as the file's metadata says" if "attributes" in info["inputs"] else "")
+          + ("; gumbel_noise Gumbel(0, 1)" if "gumbel_noise" in info["inputs"] else "") + ")")
+    print(f"  output: samples {info['output']} (float32, data units, 0 at padded steps"
+          + ("; categories one-hot after the features" if "gumbel_noise" in info["inputs"] else "") + ")")
     return 0

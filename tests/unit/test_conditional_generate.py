@@ -217,15 +217,6 @@ def test_python_api_fits_and_samples_attributes_and_categories(tmp_path):
         model.sample(conditions={"kind": "z"})
 
 
-def test_export_refuses_a_conditional_run_and_writes_nothing(run, tmp_path):
-    from gan_sru.export import ExportError, export_generator
-
-    out = tmp_path / "g.nnp"
-    with pytest.raises(ExportError, match=r"conditional run .*data.attributes.*cannot be exported.*generate"):
-        export_generator(run, out, "nnp")
-    assert not out.exists()
-
-
 def test_a_conditions_fifo_or_missing_file_is_refused_before_it_is_opened(enc, tmp_path):
     from gan_sru.conditional.conditions import read_conditions
 
