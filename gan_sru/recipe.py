@@ -27,6 +27,7 @@ import numpy as np
 from gan_sru.sizes import rule_sizes
 
 DEFAULT_BUDGET = "15m"
+STEP_CAP = 10 ** 7  # steps of a budgeted run: the budget ends it first
 
 
 def _autocorr(x, max_lag):
@@ -72,21 +73,38 @@ def choose(facts, user=()):
     """{dotted key: (value, reason)} for the keys the recipe sets; a key in `user` (the keys the user set)
     is left out, so the user's value stays."""
     C, L, N = facts["width"], facts["length"], facts["count"]
+    user = set(user)
     out = {}
     for key, value in rule_sizes(C, L).items():
-        out[key] = (value, f"size rule for {C} features and {L} steps (gan_sru/sizes.py)")
-    batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))
-    out["train.batch_size"] = (batch, f"{N} sequences: a quarter of them, as a power of two in 8 .. 128")
-    terms = [{"name": "moment", "weight": 1.0}]
-    why = "moment: the batch's means, stds and correlations"
-    if facts["smoothness"] > 0.3 and L >= 12:
-        lags = min(5, L // 4)
-        terms.append({"name": "predictor", "weight": 0.5, "lags": lags})
-        why += (f"; predictor (lags {lags}): smooth data (lag-1 autocorrelation of the changes "
-                f"{facts['smoothness']:.2f} > 0.3)")
-    out["train.terms"] = (terms, why)
-    out["train.budget"] = (DEFAULT_BUDGET, "the default training time")
-    return {k: v for k, v in out.items() if k not in set(user)}
+        if key != "model.generator.output_noise_dim":  # off unless set to null (docs/recipe.md)
+            out[key] = (value, f"size rule for {C} feature{'s' * (C != 1)} and {L} steps")
+    if N < 4 * 128:
+        batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))
+        out["train.batch_size"] = (batch, f"{N} training sequences: a quarter of them, as a power of two >= 8")
+    if "train.steps" not in user and "train.budget" not in user:
+        out["train.budget"] = (DEFAULT_BUDGET, "neither train.steps nor train.budget set: a time budget")
+        out["train.steps"] = (STEP_CAP, "the budget decides when training stops")
+    return {k: v for k, v in out.items() if k not in user}
+
+
+def apply_recipe(cfg, train_sequences):
+    """(cfg with the recipe's choices set, facts, choices) for the training sequences; the keys the
+    config was given (gan_sru.config.set_keys) are kept, so a resumed run's complete config.yaml
+    changes nothing."""
+    import copy
+
+    from gan_sru.config import set_keys
+
+    facts = data_facts(train_sequences)
+    choices = choose(facts, set_keys(cfg))
+    out = copy.deepcopy(cfg)
+    for key, (value, _) in choices.items():
+        *sections, name = key.split(".")
+        node = out
+        for part in sections:
+            node = getattr(node, part)
+        setattr(node, name, value)
+    return out, facts, choices
 
 
 def recipe_lines(choices):

@@ -34,7 +34,10 @@ def add_context_args(p):
 
 
 def add_train_args(p):
-    p.add_argument("--config", required=True, help="YAML config file, e.g. configs/sines.yaml")
+    p.add_argument("--config", default=None,
+                   help="YAML config file, e.g. configs/sines.yaml; without it, --data FILE and the recipe's choices")
+    p.add_argument("--window", type=int, default=None, metavar="N",
+                   help="cut the data into windows of N steps (data.window)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.steps=500 (repeatable)")
     p.add_argument("--resume", action="store_true", help="continue the run from its newest checkpoint")
@@ -42,7 +45,12 @@ def add_train_args(p):
     p.add_argument("--profile", action="store_true", help="profile forward-pass reuse instead of training")
     p.add_argument("--track", action="store_true",
                    help="log the run to MLflow (tracking.uri, $MLFLOW_TRACKING_URI, or RUN_DIR/mlruns.db)")
-    add_data_args(p, "--resume")
+    p.add_argument("--data", default=None, metavar="PATH",
+                   help="the training data (data.path) of a new run; with --resume, the run's data at a new place "
+                        "(checked against the fingerprint the run recorded)")
+    p.add_argument("--force-data", action="store_true",
+                   help="with --resume: use --data (or the changed file at the recorded place) although its "
+                        "fingerprint differs")
     add_context_args(p)
 
 
@@ -72,7 +80,7 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="gan-sru", description="Sequence GANs with an SRU generator on nnabla.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="train a run from a config")
+    p = sub.add_parser("train", help="train a run on a data file (--data) or from a config (--config)")
     add_train_args(p)
     p.set_defaults(func=lambda a: _lazy("gan_sru.commands.train", a))
 
@@ -109,6 +117,9 @@ def build_parser():
                    help="training of the GRU scores: fast (default, quick, for tracking runs) or paper "
                         "(TimeGAN's settings: 2000 / 5000 iterations, hidden C/2, lr 1e-3)")
     p.add_argument("--seed", type=int, default=0)
+    from gan_sru.commands.sections import add_only_argument
+
+    add_only_argument(p)
     p.add_argument("--no-progress", action="store_true")
     add_data_args(p, "evaluate")
     add_context_args(p)

@@ -59,18 +59,18 @@ def with_run_data(cfg, args):
     from gan_sru.train.run_folder import locate_data
 
     cfg = copy.deepcopy(cfg)
-    here = os.path.dirname(os.path.abspath(args.config))
+    here = os.path.dirname(os.path.abspath(args.config or "."))
     if (args.resume and os.path.basename(args.config) == "config.yaml"
             and os.path.isdir(os.path.join(here, "checkpoints"))):
         cfg.run_dir, cfg.name = os.path.dirname(here), os.path.basename(here)
     data, force = getattr(args, "data", None), getattr(args, "force_data", False)
     if cfg.data.source != "file":
-        if data is not None:
+        if data is not None and args.resume:
             raise DataError(f"--data {data}: the run's data is built in (data.source: {cfg.data.source}); "
                             "expected no --data")
         return cfg
-    if data is not None and not args.resume:
-        raise DataError("--data: only with --resume (a new run takes its data from data.path)")
+    if not args.resume:
+        data = None  # a new run's --data is its data.path (train/launch.py train_config)
     run_path = os.path.join(cfg.run_dir, cfg.name)
     record = read_sampling(run_path) if args.resume else None
     if record is None or record["data"].get("fingerprint") is None:

@@ -18,6 +18,7 @@ from gan_sru.config.load import (
     parse_override,
     resolve_config,
     schema_markdown,
+    set_keys,
 )
 from gan_sru.config.models import (
     SCHEMA,
@@ -36,4 +37,4 @@ from gan_sru.config.yaml import dump_yaml, parse_yaml
 __all__ = ["ConfigError", "Config", "DataConfig", "DiscriminatorConfig", "Field", "GeneratorConfig", "ModelConfig",
            "SCHEMA", "SECTIONS", "Section", "TrainConfig", "DATA_SUFFIXES", "check_value", "dump_config",
            "dump_yaml", "flat_config", "load_config", "parse_override", "parse_yaml", "resolve_config",
-           "schema_markdown"]
+           "schema_markdown", "set_keys"]

@@ -254,7 +254,9 @@ def resolve_config(raw, where="<config>", overrides=()):
     """
     if raw is None:
         raw = {}
-    if isinstance(raw, (BaseModel, dict)):
+    if isinstance(raw, BaseModel):  # only the keys it was given: what stays unset is the recipe's to choose
+        raw = raw.model_dump(exclude_unset=True)
+    if isinstance(raw, dict):
         raw = plain(raw)
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: top level is {_kind_name(raw)}; expected a mapping of sections and keys "
@@ -274,6 +276,22 @@ def resolve_config(raw, where="<config>", overrides=()):
         raise _translate(e, tree, origins, where) from None
     _check_together(flat_config(cfg), where + (" (with --set overrides)" if overrides else ""))
     return cfg
+
+
+def set_keys(cfg):
+    """The dotted keys of `cfg` (a Config) that a file, an override or code gave a value; the others hold
+    defaults, which the recipe (gan_sru/recipe.py) may replace with values chosen from the data."""
+    out = set()
+
+    def walk(node, prefix):
+        for name in node.model_fields_set:
+            value = getattr(node, name)
+            if isinstance(value, BaseModel):
+                walk(value, f"{prefix}{name}.")
+            else:
+                out.add(prefix + name)
+    walk(cfg, "")
+    return out
 
 
 def load_config(path=None, overrides=()):

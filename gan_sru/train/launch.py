@@ -1,6 +1,9 @@
 """Starting the data-parallel world of this process: `start()` picks the backend (train/distributed.py's
 NullCommunicator without a launcher, MpiCommunicator for CPU contexts, train/nccl.py's NcclCommunicator for
 CUDA contexts). Apart from distributed.py so that the backends do not import each other."""
+import os
+import re
+
 from gan_sru import GanSruError
 from gan_sru.config import load_config
 from gan_sru.context import set_context
@@ -42,6 +45,35 @@ def _start(launch, context, type_config):
     return comm
 
 
+def train_config(args):
+    """The config of `gan-sru train`: --config (or the defaults when only --data is given), then what --data
+    and --window stand for on a new run (data.path, data.window; the run named after the file), then --set.
+    With --resume, --data is the run's data at a new place (commands/train.py), not an override."""
+    from gan_sru import ConfigError
+    from gan_sru.config import resolve_config
+
+    config, data, window = args.config, getattr(args, "data", None), getattr(args, "window", None)
+    resume = getattr(args, "resume", False)
+    if config is None and (data is None or resume):
+        raise ConfigError("gan-sru train: expected --config FILE, or --data FILE to train on a data file with the "
+                          "recipe's choices" + ("; --resume takes the run's --config RUN/config.yaml" if resume
+                                                else ""))
+    raw = {}
+    if data is not None and not resume:
+        raw["data"] = {"source": "file", "path": str(data)}
+        if config is None:
+            stem = os.path.basename(str(data).rstrip("/\\")).split(".")[0]
+            raw["name"] = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("._-") or "data"
+    if window is not None:
+        raw.setdefault("data", {})["window"] = window
+    if config is None:
+        return resolve_config(raw, "--data", args.overrides)
+    given = load_config(config).model_dump(exclude_unset=True)  # the file's keys: the rest stays the recipe's
+    for section, values in raw.items():
+        given[section] = dict(given.get(section) or {}, **values) if isinstance(values, dict) else values
+    return resolve_config(given, config, args.overrides)
+
+
 def start_ranks(args):
     """The communicator (NullCommunicator without a launcher), the config loaded on every rank and checked to
     be the same everywhere, and the nnabla context. Returns (comm, cfg); from the config on, an error on any
@@ -50,7 +82,7 @@ def start_ranks(args):
     if comm.device_id is not None:  # one GPU per rank: the communicator picked this rank's
         args.device_id = comm.device_id
     with guard(comm):
-        cfg = comm.collective(lambda: load_config(args.config, args.overrides))
+        cfg = comm.collective(lambda: train_config(args))
         comm.check_same({"config": cfg.model_dump(), "resume": getattr(args, "resume", False), "context": args.context,
                          "type_config": args.type_config}, "resolved configs",
                         hint=f"; start every rank with the same command line and config file (mpirun -n "

@@ -12,7 +12,16 @@ import numpy as np
 from gan_sru import ConfigError, RunFolderError, TrainingDiverged, tracking
 from gan_sru.config import dump_config, flat_config, load_config
 from gan_sru.data import training_data
-from gan_sru.data.summary import describe, read_sampling, sampling_record, summary_text, write_sampling, write_summary
+from gan_sru.data.summary import (
+    describe,
+    picture_indices,
+    read_sampling,
+    sampling_record,
+    summary_text,
+    write_sampling,
+    write_summary,
+)
+from gan_sru.recipe import apply_recipe, recipe_lines, write_recipe
 from gan_sru.resources import check_resources
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
@@ -38,13 +47,6 @@ def parse_duration(text, what="train.budget"):
     return seconds
 
 
-def picture_indices(n, seed, k=16):
-    """The training sequences a sample picture shows: k of the n drawn at random without replacement (the
-    same for every frame of a run), so windows cut from one long series come from all over it rather than
-    from one stretch of neighbours. Returns an int array of min(k, n) indices."""
-    return np.random.default_rng(seed).choice(n, size=min(k, n), replace=False)
-
-
 def _clock(seconds):
     """Seconds as the progress bar's time left: 1h02m, 3m05s, 42s."""
     s = int(round(seconds))
@@ -62,7 +64,7 @@ class Trainer:
     every rank trains its shard of each batch and rank 0 alone touches the run folder and logs.
     """
 
-    def __init__(self, cfg, resume=False, progress=True, strategy=None, out=sys.stdout, step_fn=None, abort_fn=None,
+    def __init__(self, cfg, resume=False, progress=True, strategy=None, out=None, step_fn=None, abort_fn=None,
                  comm=None, track=False):
         """step_fn(trainer, step, d_loss, g_loss): called after every step (step = steps done so far);
         abort_fn() -> bool: asked after every step; True stops the run like SIGTERM does (a checkpoint is
@@ -70,7 +72,8 @@ class Trainer:
         (in one process). comm: the data-parallel communicator (train/distributed.py); None: one process.
         track: MLflow tracking (gan_sru/tracking.py): True (--track), a dict of tags for the MLflow run, or
         False (on only when the config sets tracking.uri)."""
-        self.cfg, self.progress, self.out = cfg, progress, out
+        # out: where the log goes; None: sys.stdout as it is now (a redirect made after import is followed)
+        self.cfg, self.progress, self.out = cfg, progress, sys.stdout if out is None else out
         self.step_fn, self.abort_fn, self.aborted = step_fn, abort_fn, False
         self.comm = comm or distributed.NullCommunicator()
         self.run = RunFolder(os.path.join(cfg.run_dir, cfg.name))
@@ -82,6 +85,9 @@ class Trainer:
         self.track, self.tracker = track, tracking.NULL  # rank 0 opens the MLflow run in _train
         self.spent_before = 0.0  # training seconds of earlier sessions (restored from the checkpoint)
         self.budget_s = None if cfg.train.budget is None else parse_duration(cfg.train.budget, "train.budget")
+        # what train.budget is measured in: wall seconds; a benchmark may set time.process_time (CPU seconds of
+        # this process), so that runs sharing a loaded machine get the same work
+        self.clock = time.perf_counter
 
     def _log(self, msg):
         if self.comm.is_root:
@@ -97,6 +103,11 @@ class Trainer:
                 f"run folder {run.path} already holds checkpoints (newest: step {existing[-1][0]}); "
                 "continue it with --resume, or train into another run name (--set name=...)")
         data = training_data(cfg)  # before the folder exists: bad data leaves nothing
+        # the keys the config leaves unset, chosen from the data (gan_sru/recipe.py); a complete config.yaml
+        # of a resumed run sets every key, so its choices stand
+        cfg, facts, choices = apply_recipe(cfg, data.train.sequences)
+        self.cfg = cfg
+        self.budget_s = None if cfg.train.budget is None else parse_duration(cfg.train.budget, "train.budget")
         # the model's memory from the config and the data's shape, refused before any network is built
         check_resources(cfg, data.train.num_features, int(data.spec.boundaries[-1]))
         if cfg.train.select != "none" and len(data.train) < 2:
@@ -106,8 +117,12 @@ class Trainer:
                               "data.window, or hold out less with data.holdout_fraction)")
         summary = describe(data.dataset, cfg.data, cfg.seed)
         self._log(summary_text(summary))
+        for line in recipe_lines(choices):
+            self._log(line)
         if root:
             run.create().lock()
+            if not existing:
+                write_recipe(run.path, facts, choices)
         self.train_set, self.holdout, self.spec = data.train, data.holdout, data.spec
         self.scaler = data.dataset.scaler
         self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy, comm=self.comm)
@@ -174,7 +189,7 @@ class Trainer:
         """Training seconds spent so far, earlier sessions of a resumed run included (checkpoint meta
         "elapsed_s"): what train.budget is measured against."""
         t0 = getattr(self, "_session_t0", None)
-        return self.spent_before + (0.0 if t0 is None else time.perf_counter() - t0)
+        return self.spent_before + (0.0 if t0 is None else self.clock() - t0)
 
     def _conditioning(self):
         """A conditional run's encoding (category lists, attribute ranges), so samples decode to the labels."""
@@ -322,7 +337,7 @@ class Trainer:
         bar = tqdm(total=total if budget is None else None, initial=step, disable=not self.progress or not root,
                    desc=cfg.name, unit="step", dynamic_ncols=True)
         last_saved = step
-        t0 = self._session_t0 = time.perf_counter()
+        t0 = self._session_t0 = self.clock()
         if budget is not None:  # the schedules (learning rate, Gumbel temperature) follow the budget's fraction
             self.steps.schedule_fraction = lambda: self._spent() / budget
         try:
@@ -361,7 +376,7 @@ class Trainer:
         finally:
             bar.close()
             self.run.unlock()
-        elapsed = time.perf_counter() - t0
+        elapsed = self.clock() - t0
         done = step - self.start_step
         if self.stop_signal is not None:
             name = signal.Signals(self.stop_signal).name

@@ -31,14 +31,12 @@ def test_facts_of_white_noise():
 
 def test_choices_follow_the_data_and_keep_the_users_keys():
     smooth = choose(data_facts(sines()))
-    assert smooth["train.batch_size"][0] == 16 and [t["name"] for t in smooth["train.terms"][0]] == \
-        ["moment", "predictor"]
+    assert smooth["train.batch_size"][0] == 16  # 64 sequences: a quarter
     assert smooth["model.generator.hidden_size"][0] == 48 and smooth["train.budget"][0] == "15m"
-    rng = np.random.default_rng(1)
-    noisy = choose(data_facts([rng.standard_normal((48, 3)) for _ in range(32)]))
-    assert [t["name"] for t in noisy["train.terms"][0]] == ["moment"]
+    many = choose(data_facts(sines(n=600)))
+    assert "train.batch_size" not in many  # enough sequences for the default batch
     kept = choose(data_facts(sines()), user={"train.batch_size", "train.budget"})
-    assert "train.batch_size" not in kept and "train.budget" not in kept
+    assert "train.batch_size" not in kept and "train.budget" not in kept and "train.steps" not in kept
 
 
 def test_recipe_json_and_lines(tmp_path):
@@ -55,3 +53,64 @@ def test_recipe_json_and_lines(tmp_path):
 def test_no_sequences_is_refused():
     with pytest.raises(ValueError, match="no sequences"):
         data_facts([])
+
+
+# ------------------------------------------------------------------ the recipe in training
+
+def series_csv(path, n=400):
+    """One smooth two-feature series as a wide CSV (time + two columns), for `train --data` without a config."""
+    t = np.arange(n)
+    rows = ["time,temp,load"] + [f"{i},{np.sin(i / 9):.5f},{np.cos(i / 5) + 0.01 * (i % 3):.5f}" for i in t]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_set_keys_are_what_the_config_was_given():
+    from gan_sru.config import load_config, resolve_config, set_keys
+
+    cfg = load_config(None, ["train.g_lr=0.002", "data.window=12"])
+    assert set_keys(cfg) == {"train.g_lr", "data.window"}
+    assert set_keys(resolve_config(cfg)) == set_keys(cfg)  # resolving again keeps what is unset unset
+    cfg.train.batch_size = 16  # code that sets a key sets it
+    assert "train.batch_size" in set_keys(cfg)
+
+
+def test_train_with_only_a_data_file_uses_the_recipe(tmp_path, monkeypatch, capfd):
+    from gan_sru.commands.main import main
+    from gan_sru.config import load_config
+
+    data = series_csv(tmp_path / "plant 7.csv")
+    monkeypatch.chdir(tmp_path)
+    rc = main(["train", "--data", str(data), "--window", "16", "--no-progress", "--set", "train.budget=3s",
+               "--set", "model.generator.hidden_size=32", "--set", "train.checkpoint_every=1000000"])
+    assert rc == 0
+    out = capfd.readouterr().out
+    run = tmp_path / "runs" / "plant_7"  # named after the file
+    doc = json.loads((run / "recipe.json").read_text())
+    assert doc["facts"]["width"] == 2 and doc["facts"]["length"] == 16
+    # the keys the user set stay theirs: not chosen, and the run's config holds the user's values
+    assert "model.generator.hidden_size" not in doc["choices"] and "train.budget" not in doc["choices"]
+    cfg = load_config(str(run / "config.yaml"))
+    assert cfg.model.generator.hidden_size == 32 and cfg.data.window == 16 and cfg.train.budget == "3s"
+    chosen = doc["choices"]["model.discriminator.hidden_size"]
+    assert cfg.model.discriminator.hidden_size == chosen["value"]
+    for key, choice in doc["choices"].items():  # every choice printed with its reason, one line each
+        assert f"recipe: {key} = {json.dumps(choice['value'])} ({choice['reason']})" in out
+
+
+def test_a_run_without_steps_or_budget_gets_the_default_budget(tmp_path):
+    from gan_sru.config import load_config
+    from gan_sru.recipe import DEFAULT_BUDGET, STEP_CAP, apply_recipe
+
+    cfg = load_config(None, ["data.source=file", f"data.path={tmp_path / 'x.csv'}"])
+    out, _, choices = apply_recipe(cfg, sines())
+    assert (out.train.budget, out.train.steps) == (DEFAULT_BUDGET, STEP_CAP)
+    out, _, choices = apply_recipe(load_config(None, ["train.steps=300"]), sines())
+    assert out.train.budget is None and out.train.steps == 300 and "train.budget" not in choices
+
+
+def test_train_needs_a_config_or_a_data_file(capsys):
+    from gan_sru.commands.main import main
+
+    assert main(["train", "--no-progress"]) != 0
+    assert "expected --config FILE, or --data FILE" in capsys.readouterr().err
