@@ -1,4 +1,4 @@
-"""Data-parallel training over MPI: the world a launcher started, and one small communicator interface.
+"""Data-parallel training over MPI: one small communicator interface and its backends.
 
     comm = start(context="cpu")         # NullCommunicator when no launcher started this process (no MPI import)
     comm.rank, comm.size, comm.is_root  # rank 0 alone writes the run folder
@@ -13,130 +13,33 @@
 
 Backends: NullCommunicator (one process), MpiCommunicator (mpi4py, host buffers: CPU contexts) and
 NcclCommunicator (train/nccl.py; CUDA contexts: the gradients through nnabla's
-MultiProcessDataParallelCommunicator over NCCL, the rest through mpi4py; written against nnabla's documented
-API and untested: no GPU here). train/replicas.py keeps the ranks' copies of the model identical.
+MultiProcessDataParallelCommunicator over NCCL, the rest through mpi4py). train/replicas.py keeps the ranks'
+copies of the model identical. The launcher's world is read in train/world.py, batches are sharded and buffers
+packed in train/sharding.py, and train/rank_errors.py turns an error on some ranks into the end of the job;
+their names are importable from here too.
 """
-import contextlib
 import hashlib
 import json
 import os
 import pickle
 import sys
 import time
-import traceback
-from typing import NamedTuple, Optional
 
 import numpy as np
 
 from gan_sru import ConfigError, GanSruError
 
-EVERY_RANK = "gan_sru_every_rank"
+from .rank_errors import EVERY_RANK, guard, leave_unless_root, on_every_rank
+from .sharding import pack, shard_arrays, shard_slice, unpack
+from .world import LAUNCHERS, Launch, detect_launch, world_size_comment
+
+__all__ = ["DEFAULT_PEER_TIMEOUT_S", "EVERY_RANK", "LAUNCHERS", "PEER_TIMEOUT_STATUS", "Launch", "MpiCommunicator",
+           "NullCommunicator", "detect_launch", "differences", "guard", "leave_unless_root", "on_every_rank", "pack",
+           "shard_arrays", "shard_slice", "unpack", "world_size_comment"]
+
 # train.peer_timeout's default, in seconds, and the exit status of every rank when a peer does not answer in time
 DEFAULT_PEER_TIMEOUT_S = 300.0
-PEER_TIMEOUT_STATUS = 124  # attribute of an exception that every rank raises at the same point
-
-# (launcher, size variable, rank variable); the first whose size (or, for PMIx, rank) variable is set wins.
-# Slurm: SLURM_STEP_NUM_TASKS is set by srun only (an sbatch script's own shell has SLURM_NTASKS).
-LAUNCHERS = (
-    ("Open MPI (mpirun)", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),
-    ("MPICH / Intel MPI (Hydra)", "PMI_SIZE", "PMI_RANK"),
-    ("MVAPICH2", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"),
-    ("Slurm (srun)", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID"),
-    ("PMIx", None, "PMIX_RANK"),
-)
-
-
-class Launch(NamedTuple):
-    """What the environment says about the launcher: its name, the variable that showed it, this process's
-    rank, and the number of processes (None where the launcher does not say: PMIx alone)."""
-    launcher: str
-    variable: str
-    rank: int
-    size: Optional[int]
-
-
-def _int(env, name):
-    try:
-        return int(env[name]) if name and name in env else None
-    except ValueError:
-        return None
-
-
-def detect_launch(env=None):
-    """The launcher that started this process, from its environment variables; None without one."""
-    env = os.environ if env is None else env
-    for launcher, size_var, rank_var in LAUNCHERS:
-        var = size_var or rank_var
-        if var in env:
-            return Launch(launcher, f"{var}={env[var]}", _int(env, rank_var) or 0, _int(env, size_var))
-    return None
-
-
-def leave_unless_root(launch):
-    """For a refusal that every rank of `launch` makes alike with no MPI to agree over: ranks other than 0 leave
-    with status 0, and rank 0 goes on to report it. Had they failed first, the launcher would kill rank 0 before
-    its error line reached the terminal (seen on CI); the job still fails, with rank 0's status and message."""
-    if launch.rank != 0:
-        raise SystemExit(0)
-
-
-def on_every_rank(error):
-    """Mark `error` as raised by every rank at the same point: rank 0 reports it, the others exit quietly."""
-    setattr(error, EVERY_RANK, True)
-    return error
-
-
-# ---------------------------------------------------------------- packing and sharding
-
-def pack(arrays, extras, out):
-    """Copy `arrays` (any shapes), then the scalars `extras`, into the flat float32 buffer `out`, in order.
-    `out` holds exactly sum(a.size) + len(extras) elements."""
-    offset = 0
-    for a in arrays:
-        out[offset:offset + a.size] = np.asarray(a, np.float32).reshape(-1)
-        offset += a.size
-    if offset + len(extras) != out.size:
-        raise ValueError(f"pack: {offset} array elements + {len(extras)} extras do not fill a buffer of {out.size}")
-    out[offset:] = extras
-
-
-def unpack(buffer, shapes):
-    """The inverse of `pack`: (views of `buffer` reshaped to `shapes`, the remaining scalars as floats)."""
-    views, offset = [], 0
-    for shape in shapes:
-        n = int(np.prod(shape, dtype=np.int64))
-        views.append(buffer[offset:offset + n].reshape(shape))
-        offset += n
-    return views, [float(x) for x in buffer[offset:]]
-
-
-def shard_slice(batch_size, rank, size):
-    """This rank's contiguous slice of a global batch; ConfigError unless `size` divides `batch_size`
-    (the losses are batch means: averaging per-rank means is the global mean only for equal shards)."""
-    if batch_size % size:
-        raise on_every_rank(ConfigError(
-            f"train.batch_size {batch_size} is not divisible by the world size {size}: the batch size is the "
-            f"global batch, split evenly over the ranks; use a multiple of {size} (e.g. "
-            f"{size * max(1, round(batch_size / size))}) or another number of processes"))
-    local = batch_size // size
-    return slice(rank * local, (rank + 1) * local)
-
-
-def shard_arrays(arrays, local_shapes, rank):
-    """{name: global array} -> {name: this rank's slice}: along the one axis where the global shape and
-    `local_shapes[name]` differ (the batch axis), the rank-th block of that axis's local length."""
-    out = {}
-    for name, a in arrays.items():
-        local = tuple(local_shapes[name])
-        axes = [i for i, (g, n) in enumerate(zip(a.shape, local)) if g != n]
-        if not axes:  # world of one
-            out[name] = a
-            continue
-        axis, n = axes[0], local[axes[0]]
-        index = [slice(None)] * a.ndim
-        index[axis] = slice(rank * n, (rank + 1) * n)
-        out[name] = np.ascontiguousarray(a[tuple(index)])
-    return out
+PEER_TIMEOUT_STATUS = 124
 
 
 def _flat(value, prefix=""):
@@ -333,36 +236,3 @@ class MpiCommunicator(NullCommunicator):
 
     def abort(self, status):
         self.world.Abort(status)
-
-
-def _exit_status(error):
-    if isinstance(error, SystemExit):
-        return error.code if isinstance(error.code, int) else 1
-    return 130 if isinstance(error, KeyboardInterrupt) else 2 if isinstance(error, GanSruError) else 1
-
-
-@contextlib.contextmanager
-def guard(comm):
-    """Errors of a data-parallel run. Raised on every rank alike (`on_every_rank`): rank 0 re-raises it (the
-    CLI prints it once), the others exit with the same status, quietly. Raised on some ranks only: printed
-    with its rank, then MPI_Abort ends the whole job, because the other ranks would wait for it forever."""
-    try:
-        yield
-    except BaseException as e:
-        if comm.size == 1 or (isinstance(e, SystemExit) and not e.code):
-            raise
-        if getattr(e, EVERY_RANK, False):
-            if comm.is_root:
-                raise
-            raise SystemExit(_exit_status(e)) from None
-        if not isinstance(e, (GanSruError, KeyboardInterrupt, SystemExit)):
-            traceback.print_exc()
-        print(f"error: rank {comm.rank} of {comm.size}: {type(e).__name__ if not str(e) else e}; "
-              "ending every rank (MPI_Abort)", file=sys.stderr, flush=True)
-        comm.abort(_exit_status(e))
-
-
-def world_size_comment(comm):
-    """The first line of a run folder's config.yaml: a YAML comment, so it is a record and not a setting."""
-    return (f"world_size: {comm.size}  (processes of the session that wrote this file; set by the launcher, not "
-            "a setting: train.batch_size is the global batch, and a run resumes at any world size)")

@@ -1,5 +1,5 @@
-"""The data-parallel backend of CUDA contexts (see train/distributed.py). UNTESTED: no GPU on the machine
-where it was written; it follows nnabla's documented communicator API."""
+"""The data-parallel backend of CUDA contexts (see train/distributed.py). The test suite runs without GPUs
+and covers only its refusal; it follows nnabla's documented communicator API."""
 import numpy as np
 
 from gan_sru import GanSruError
@@ -9,9 +9,9 @@ from .distributed import MpiCommunicator
 
 class NcclCommunicator(MpiCommunicator):
     """CUDA contexts: the gradients all-reduced on the device by nnabla's MultiProcessDataParallelCommunicator
-    (NCCL); broadcasts and agreements through mpi4py. UNTESTED (no GPU here): written against nnabla's
-    documented API. nnabla-ext-cuda loads Open MPI's libmpi.so at run time (OMPI_HOME, then the loader's
-    path); it must be the MPI that mpi4py uses and that launched the job."""
+    (NCCL); broadcasts and agreements through mpi4py, written against nnabla's documented API (not run by
+    the tests, which have no GPUs). nnabla-ext-cuda loads Open MPI's libmpi.so at run time (OMPI_HOME, then
+    the loader's path); it must be the MPI that mpi4py uses and that launched the job."""
     backend = "nccl"
 
     def __init__(self, MPI, launch, context, type_config):
