@@ -1,25 +1,33 @@
-"""Ablation of the generator's terms on real data sets at one wall-time budget per run.
+"""Ablation of the generator's terms and options on real data sets at one CPU budget per run.
 
-    .venv/bin/python benchmarks/ablation.py [--sets macro,elnino,sines] [--lengths 24,64] [--seeds 0,1,2]
-                                            [--variants defaults,moment,marginal,...] [--budget 15m]
-                                            [--protocol paper] [--repeats 3]
-    .venv/bin/python benchmarks/ablation.py --table     # table, Markdown and picture again from the JSON
+    .venv/bin/python benchmarks/ablation.py [--sets motions,vowels,taylor,elnino,sines] [--lengths 24,64]
+                                            [--seeds 0,1,2] [--variants defaults,moment,...] [--budget 40s]
+                                            [--protocol fast] [--repeats 3] [--stem ablation]
+    .venv/bin/python benchmarks/ablation.py --table --stem ablation,ablation_b   # merge stems, redraw
 
-Real sets come from statsmodels' bundled data (`pip install -e .[bench]`): `macro` is the quarterly US macro table
-(macrodata: 12 numeric series, 1959-2009, 203 quarters, as growth rates: log-differences), `elnino` the monthly
-Pacific sea surface temperature (12 monthly columns of 61 years read as one series of 732 months), `sunspots` the
-yearly sunspot numbers (309 years), `co2` the weekly changes of the Mauna Loa CO2 record (2283 weeks). Evaluation
-compares non-overlapping windows, so a short series (macro: 202 quarters) gives few at 24 steps. Each is written
-once as a CSV under --data-dir and cut into windows of each length; the held-out share is contiguous blocks that no
-training window overlaps. Built-in sets (`sines`, `lorenz96`) come from configs/<set>.yaml.
+Real sets come from what packages on PyPI ship (`pip install -e .[bench]`), chosen for variety:
 
-Every run trains one variant (VARIANTS: the defaults, or the defaults with one term switched on) for the
-same train.budget of wall time in this process, then gan_sru.commands.evaluate.evaluate_run scores its
-last checkpoint against the held-out windows with --protocol (paper: TimeGAN's 2000 / 5000 iterations,
-as benchmarks/quality.py), reusing the held-out floor of the set, length and seed. Writes
-benchmarks/results/ablation.json (merged by run key, so an interrupted grid continues where it stopped),
-ablation.md (mean ± std over seeds per set, length and variant, every score next to its floor) and
-ablation.png (discriminative score per variant and set).
+    set      package      what                                              features  sequences
+    motions  sktime       BasicMotions: accelerometer and gyroscope,        6         80 of 100 steps
+                          jagged, windows of each recording
+    vowels   sktime       JapaneseVowels: cepstrum coefficients of          12        640 of 7-29 steps
+                          speakers, variable length (its own lengths)
+    taylor   pmdarima     half-hourly electricity demand: smooth with a     1         one of 4032 steps
+                          day (48) and a week (336) season
+    elnino   statsmodels  monthly Pacific sea surface temperature: smooth,  1         one of 732 months
+                          yearly season
+    macro    statsmodels  US macro growth rates, quarterly: short, noisy    12        one of 202 quarters
+
+One long series is cut into windows of each length, its held-out share contiguous blocks that no training
+window overlaps. Built-in sets (`sines`, `lorenz96`, `factors`) come from configs/<set>.yaml.
+
+Every run trains one variant (VARIANTS: the defaults, or the defaults with one term or option on) for the
+same train.budget, measured in CPU seconds of the process (the trainer's clock is time.process_time, so
+runs that share a loaded machine get the same work; run with OMP_NUM_THREADS=1), then
+gan_sru.commands.evaluate.evaluate_run scores its last checkpoint against the held-out sequences with
+--protocol, reusing the held-out floor of the set, length and seed. Writes benchmarks/results/<stem>.json
+(merged by run key, so an interrupted grid continues where it stopped), <stem>.md (mean ± std over seeds
+per set, length and variant, every score next to its floor) and <stem>.png.
 """
 import argparse
 import json
@@ -31,51 +39,84 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
-# variant -> the --set overrides it adds to the defaults (one term each, weight 1)
+# variant -> the --set overrides it adds to the defaults
 VARIANTS = {
-    "defaults": [],
+    # the project's defaults before the recipe: no terms, no oscillators, the default batch
+    "defaults": ["train.terms=[]", "model.generator.oscillators=false", "model.generator.oscillator_tuning=false",
+                 "train.batch_size=128"],
+    # the recipe (gan_sru/recipe.py) with nothing set, and without each of its parts
+    "recipe": [],
+    "recipe_no_oscillators": ["model.generator.oscillators=false", "model.generator.oscillator_tuning=false"],
+    "recipe_no_innovation": ["train.terms=[{name: moment, weight: 1.0}]"],
+    "recipe_no_moment": ["train.terms=[{name: innovation, weight: 1.0}]"],
     "moment": ["train.moment_loss=1.0"],
     "marginal": ["train.marginal_loss=1.0"],
     "innovation": ["train.innovation_loss=1.0"],
     "sequence_moment": ["train.sequence_moment_loss=1.0"],
+    "sequence_whitened": ["train.sequence_whitened_loss=0.3"],
     "window_covariance": ["train.window_covariance_loss=1.0"],
     "predictor": ["train.predictor_loss=1.0"],
     "step_profile": ["train.step_profile_loss=1.0"],
+    "r1": ["train.r1_gamma=1.0", "train.r1_stride=4"],
+    "oscillators": ["model.generator.oscillators=true", "model.generator.oscillator_tuning=true"],
+    "d_stats": ["model.discriminator.pooled_stats=true", "model.discriminator.step_features=true"],
+    "output_noise": ["model.generator.output_noise_dim=4"],
+    "highway": ["model.generator.highway_bias=2.0"],
+    "moment_highway": ["train.moment_loss=1.0", "model.generator.highway_bias=2.0"],
+    "moment_oscillators": ["train.moment_loss=1.0", "model.generator.oscillators=true",
+                           "model.generator.oscillator_tuning=true"],
 }
-REAL_SETS = ("macro", "elnino", "sunspots", "co2")
-BUILT_IN = ("sines", "lorenz96")
+REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro")
+BUILT_IN = ("sines", "lorenz96", "factors")
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
 RESULTS = os.path.join(REPO, "benchmarks", "results")
 
 
+def _sktime_long(loader):
+    """An sktime multi-index (instance, time) frame as a long table: id, time, feature columns."""
+    X, _ = loader(return_type="pd-multiindex")
+    X = X.reset_index()
+    X.columns = ["id", "time"] + [f"x{i}" for i in range(X.shape[1] - 2)]
+    return X
+
+
 def real_csv(name, data_dir):
-    """Write statsmodels' data set `name` as a CSV with a time column and one column per feature; its path."""
+    """Write the real data set `name` as a CSV (long: id, time, features; or one series: time, features);
+    its path and whether it holds several sequences."""
     import numpy as np
     import pandas as pd
-    import statsmodels.api as sm
 
     path = os.path.join(data_dir, f"{name}.csv")
+    several = name in ("motions", "vowels")
     if os.path.exists(path):
-        return path
-    if name == "macro":
+        return path, several
+    if name == "motions":
+        from sktime.datasets import load_basic_motions
+        d = _sktime_long(load_basic_motions)
+    elif name == "vowels":
+        from sktime.datasets import load_japanese_vowels
+        d = _sktime_long(load_japanese_vowels)
+    elif name == "taylor":
+        import pmdarima.datasets
+        d = pd.DataFrame({"demand": pmdarima.datasets.load_taylor()})
+    elif name == "macro":
+        import statsmodels.api as sm
         d = sm.datasets.macrodata.load_pandas().data.drop(columns=["year", "quarter"])
         # growth: log-differences of the positive series, differences of the others (levels trend, so
         # held-out blocks of levels lie outside the training range)
         d = pd.DataFrame({c: (np.log(d[c]).diff() if (d[c] > 0).all() else d[c].diff()) for c in d}).iloc[1:]
     elif name == "elnino":
+        import statsmodels.api as sm
         months = sm.datasets.elnino.load_pandas().data.drop(columns=["YEAR"])
         d = pd.DataFrame({"temperature": months.to_numpy(dtype=float).reshape(-1)})
-    elif name == "co2":  # weekly changes of the Mauna Loa record (levels trend), gaps interpolated
-        d = sm.datasets.co2.load_pandas().data.interpolate(limit_direction="both").diff().iloc[1:]
-    elif name == "sunspots":
-        d = sm.datasets.sunspots.load_pandas().data.drop(columns=["YEAR"])
     else:
         raise SystemExit(f"--sets: unknown real set {name!r}; expected one of {', '.join(REAL_SETS + BUILT_IN)}")
-    d = d.astype(float)
-    d.insert(0, "time", range(len(d)))
+    if not several:
+        d = d.astype(float)
+        d.insert(0, "time", range(len(d)))
     os.makedirs(data_dir, exist_ok=True)
     d.to_csv(path, index=False)
-    return path
+    return path, several
 
 
 def run_config(name, length, seed, variant, args):
@@ -90,9 +131,16 @@ def run_config(name, length, seed, variant, args):
     if name in BUILT_IN:
         return load_config(os.path.join(REPO, "configs", f"{name}.yaml"),
                            common + [f"data.seq_len={length}"] + VARIANTS[variant])
-    data = ["data.source=file", f"data.path={real_csv(name, args.data_dir)}", "data.csv_id_column=null",
-            "data.csv_time_column=time", f"data.window={length}", "data.holdout_split=blocks",
-            "data.holdout_fraction=0.2", "train.batch_size=32"]
+    path, several = real_csv(name, args.data_dir)
+    if name == "vowels":  # variable-length sequences of at most 29 steps: their own lengths at every length
+        data = [f"data.path={path}", "data.holdout_fraction=0.2"]
+    elif several:  # windows of each recording, a quarter of a window apart
+        data = [f"data.path={path}", f"data.window={length}", f"data.window_stride={max(1, length // 4)}",
+                "data.holdout_split=blocks", "data.holdout_fraction=0.2"]
+    else:
+        data = [f"data.path={path}", "data.csv_id_column=null", f"data.window={length}",
+                "data.holdout_split=blocks", "data.holdout_fraction=0.2"]
+    data = ["data.source=file", "data.csv_time_column=time"] + data
     return load_config(None, common + data + VARIANTS[variant])
 
 
@@ -113,6 +161,7 @@ def run_one(key, name, length, seed, variant, args, floors):
     shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
     t0 = time.perf_counter()
     trainer = Trainer(cfg, progress=False, out=open(os.devnull, "w"))
+    trainer.clock = time.process_time  # the budget in CPU seconds of this process
     trainer.train()
     train_s = time.perf_counter() - t0
     step = trainer.run.list_checkpoints()[-1][0]
@@ -212,25 +261,31 @@ def write(doc, stem):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sets", default="co2,elnino,sunspots,macro,sines")
+    p.add_argument("--sets", default="motions,vowels,taylor,elnino,sines")
     p.add_argument("--lengths", default="24,64")
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--variants", default=",".join(VARIANTS))
-    p.add_argument("--budget", default="15m", help="wall time of each run's training, e.g. 90s, 15m")
-    p.add_argument("--protocol", default="paper", choices=("fast", "paper"))
+    p.add_argument("--budget", default="40s", help="CPU time of each run's training, e.g. 40s, 15m")
+    p.add_argument("--protocol", default="fast", choices=("fast", "paper"))
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--run-dir", default="/tmp/gan_sru_ablation/runs")
     p.add_argument("--data-dir", default="/tmp/gan_sru_ablation/data")
-    p.add_argument("--stem", default="ablation", help="benchmarks/results/<stem>.json, .md, .png")
+    p.add_argument("--stem", default="ablation", help="benchmarks/results/<stem>.json, .md, .png; with --table, "
+                   "several stems separated by commas are merged into the first")
     p.add_argument("--table", action="store_true", help="write the .md and .png from the .json; train nothing")
     args = p.parse_args()
     from quality import cpu_model
 
-    json_path = os.path.join(RESULTS, f"{args.stem}.json")
+    stems = args.stem.split(",")
     doc = {"rows": []}
-    if os.path.exists(json_path):
-        with open(json_path) as f:
-            doc = json.load(f)
+    for stem in stems:  # several stems (grids run side by side): their rows merged into the first
+        json_path = os.path.join(RESULTS, f"{stem}.json")
+        if os.path.exists(json_path):
+            with open(json_path) as f:
+                part = json.load(f)
+            rows = doc["rows"] + [r for r in part["rows"] if r["key"] not in {r["key"] for r in doc["rows"]}]
+            doc = dict(part, rows=rows, command=doc.get("command", part.get("command")))
+    args.stem = stems[0]
     if args.table:
         print(write(doc, args.stem), end="")
         return
