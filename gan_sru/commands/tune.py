@@ -1,4 +1,4 @@
-"""`gan-sru tune`: search a config's hyperparameters with Optuna (gan_sru/tuning.py), write the best config.
+"""`gan-sru tune`: search a config's hyperparameters with Optuna (gan_sru/tuning/), write the best config.
 
     gan-sru tune --config C --trials N --workers W --budget 5m --storage STORAGE --out best.yaml [--set K=V]
 

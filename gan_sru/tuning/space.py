@@ -1,0 +1,40 @@
+"""The search space of `gan-sru tune` and a trial's values as config keys."""
+import math
+
+# The search space: (dotted key or pseudo-key, kind, arguments). Learning rates log-uniform; sizes as
+# factors of the size rules (gan_sru/sizes.py); D depth; batch; weights of two of G's terms (log-uniform).
+SPACE = (
+    ("train.g_lr", "log", (1e-4, 3e-3)),
+    ("train.d_lr", "log", (1e-4, 3e-3)),
+    ("train.batch_size", "choice", (32, 64, 128, 256)),
+    ("generator_size_factor", "choice", (0.5, 1.0, 2.0)),  # x the rule's generator.hidden_size
+    ("discriminator_size_factor", "choice", (0.5, 1.0, 2.0)),  # x the rule's discriminator.hidden_size
+    ("model.discriminator.num_layers", "choice", (1, 2, 3)),
+    ("train.moment_loss", "log", (0.01, 10.0)),
+    ("train.sequence_moment_loss", "log", (0.01, 10.0)),
+)
+
+
+def suggest(trial, num_features, max_len):
+    """The trial's values -> {dotted config key: value} (size factors applied to the rules' sizes)."""
+    values = {}
+    for key, kind, args in SPACE:
+        values[key] = trial.suggest_float(key, *args, log=True) if kind == "log" else \
+            trial.suggest_categorical(key, list(args))
+    return to_config_values(values, num_features, max_len)
+
+
+def to_config_values(values, num_features, max_len):
+    """A trial's params -> {dotted config key: value}: the size factors become hidden sizes (multiples of 16)."""
+    from gan_sru.sizes import rule_sizes
+
+    rules = rule_sizes(num_features, max_len)
+    out = {}
+    for key, value in values.items():
+        if key.endswith("_size_factor"):
+            net = key.split("_", 1)[0]
+            rule = rules[f"model.{net}.hidden_size"]
+            out[f"model.{net}.hidden_size"] = max(16, int(math.ceil(rule * value / 16.0)) * 16)
+        else:
+            out[key] = value
+    return out
