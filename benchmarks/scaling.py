@@ -14,7 +14,7 @@ transfer), and afterwards the bare MPI_Allreduce of the same two packed buffers 
 with t the median step time and b = B/2, so "2 ranks at B" serves both. The runs of all configurations take
 turns `repeats` times (load changes hit all alike); each figure pools the timed steps of its repeats.
 Then an estimate for bigger clusters from the measured per-rank compute time and message size, with the
-ring all-reduce cost model (see README, "Scaling out"). Writes benchmarks/results/scaling.json.
+ring all-reduce cost model (docs/results/2026-11-28-scaling.md). Writes benchmarks/results/scaling.json.
 """
 import argparse
 import contextlib

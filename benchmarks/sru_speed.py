@@ -3,7 +3,7 @@
     python benchmarks/sru_speed.py [--shapes 64x32x256,...] [--repeats 5] [--quick]
 
 Prints a table, writes benchmarks/results/sru_speed.json and sru_speed.png. Times are medians of
-`--repeats` runs after a warm-up, on the current nnabla context (CPU by default). Targets (issue #3),
+`--repeats` runs after a warm-up, on the current nnabla context (CPU by default). Targets,
 checked at (64, 32, 256) in the same run: the SRU layer's forward+backward >= 25x faster than
 `PF.lstm`, and the fused recurrence alone >= 20x faster than the `ref` recurrence.
 On a machine with a CUDA GPU and CuPy it also measures the CUDA kernels' effective bandwidth

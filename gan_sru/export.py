@@ -64,8 +64,8 @@ class ExportError(GanSruError):
 
 # Longest exported length. The file unrolls the recurrence over L steps (~60 functions a step for a 2-layer
 # SRU), and nnabla's saver looks each function's inputs up in a list of every variable so far
-# (nnabla.core.graph_def ProtoFunction._proto_call): its time grows faster than L squared (4.5 s at 100 steps,
-# 20 s at 200, 207 s at 400 on 2 AMD EPYC cores; docs/results/2026-11-28-export-cost.md); 100,000 crashed.
+# (nnabla.core.graph_def ProtoFunction._proto_call): its time grows faster than L squared
+# (docs/results/2026-11-28-export-cost.md), and very long lengths crash it.
 MAX_EXPORT_LENGTH = 256
 
 

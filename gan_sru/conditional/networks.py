@@ -9,8 +9,8 @@ exactly one-hot, so a generated label is always one seen in training.
 
 With model.generator.oscillators, G's per-step input also holds a bank of random-phase oscillators (see
 `oscillators`), each scaled by a gain that is a learned linear function of the attributes (`oscillator_gain`):
-multi-cycle periodic classes were out of reach of an SRU fed only t (measured on sines_classes: samples came
-out as jitter or slow waves), and through the static input alone the class moved the frequency band weakly.
+an SRU fed only t does not reach multi-cycle periodic classes (its samples come out as jitter or slow
+waves), and through the static input alone the class moves the frequency band only weakly.
 
 Discriminator: the attributes are joined to every valid step of its input (L, B, C + K + W), or with
 model.discriminator.projection a projection discriminator (`projection`: the builder's last hidden layer, taken
@@ -99,7 +99,7 @@ def with_oscillators(gcfg, noise, static, attrs, length, max_len):
     B = static.shape[0]
     tuning = oscillator_tuning(static, gcfg["static_noise_dim"]) if gcfg.get("oscillator_tuning") else None
     osc = oscillators(noise["static"], length, max_len, tuning, gcfg.get("oscillator_grid", "linear"))
-    if attrs is not None:  # measured: without the gains the attributes moved the frequency band only weakly
+    if attrs is not None:  # the gains let the attributes move the frequency band, which G's static input barely does
         gain = oscillator_gain(attrs, osc.shape[2])
         osc = osc * F.broadcast(F.reshape(gain, (1, B, osc.shape[2])), osc.shape)
     return F.concatenate(noise["step"], osc, axis=2)
@@ -136,7 +136,7 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
         if C:
             cont = F.slice(out, start=(0, 0, 0), stop=(L, B, C))
             # the continuous features see the categories drawn at their step (a learned offset per category):
-            # without it they cannot agree with a draw made after them (measured: a state's shift came out wrong)
+            # without it they cannot agree with a draw made after them (e.g. a state's shift)
             onehot = F.concatenate(*blocks, axis=2) if len(blocks) > 1 else blocks[0]
             with nn.parameter_scope("G"):
                 cont = cont + PF.affine(onehot, C, base_axis=2, with_bias=False, name="categories_to_continuous")
@@ -176,8 +176,8 @@ def projection(builder, dcfg, seqs, mask, attrs, train):
     layer (B, H), a the encoded attributes (B, W), V (W, H) learned (call under scope "D").
     With dcfg["spectral"], plus a second head on the magnitude spectra s(x) (`magnitude_spectra`):
     + u . psi + <U a, psi>, psi = leaky_relu(A s(x)) (B, H): the class's frequency band is one input away
-    (measured on sines_classes: a recurrent D accepted c2 drawn as a slow plus a fast wave, whose std and mean
-    |step| are c2's but whose spectrum is not)."""
+    (a recurrent D alone can accept a class drawn as a slow plus a fast wave, whose std and mean |step| are
+    the class's but whose spectrum is not)."""
     logit, phi = builder(dcfg, seqs, mask, train=train, features=True)
     embed = PF.affine(attrs, phi.shape[1], with_bias=False, name="projection")
     out = logit + F.sum(embed * phi, axis=1, keepdims=True)
@@ -194,8 +194,7 @@ def attribute_loss(seqs, mask, attrs, cond, width):
     predicts the attributes from a sequence (L, B, C); cross-entropy per categorical attribute's block, squared
     error of a sigmoid for numeric ones; mean over the batch, summed over attributes. D minimises it on real
     sequences (learning what each attribute looks like), G on its fakes for the attributes it was given: a
-    direct gradient toward the asked-for attributes, which joining them to D's input alone gives only weakly
-    (measured on sines_classes: 37% of class-k samples classified as k after 2000 steps without it)."""
+    direct gradient toward the asked-for attributes, which joining them to D's input alone gives only weakly."""
     from gan_sru.ops.sru import sru
 
     B = mask.shape[1]

@@ -12,8 +12,8 @@ from gan_sru.registry import DISCRIMINATORS
 def _mean_over_valid_steps(h, mask):
     """h (L, B, H) that is already 0 at padded steps, mask (L, B) -> (B, H): the mean over valid steps.
     (No h * mask: nnabla's broadcasting multiply is slow on CPU, and the SRU output is 0 there anyway.) The sum
-    over time is a (1, L) x (L, B H) matmul: nnabla's CPU F.sum over the first axis took 17 ms forward and 24 ms
-    backward per call at 256 steps (batch 64, H 168), a tenth of a training step's time in D's two calls."""
+    over time is a (1, L) x (L, B H) matmul: nnabla's CPU F.sum over the first axis is slow enough at long
+    lengths to be a sizeable share of D's time in a training step."""
     L, B, H = h.shape
     ones = nn.Variable.from_numpy_array(np.ones((1, L), np.float32))
     total = F.reshape(matmul(ones, F.reshape(h, (L, B * H))), (B, H))

@@ -1,17 +1,16 @@
 """Checkpoint selection: score the generator at every checkpoint on training data and keep the best one.
 
-A GAN's samples change from checkpoint to checkpoint by more than most changes of the model do (measured on
-the wide set: TimeGAN's discriminative score, paper protocol, between 0.07 and 0.18 at checkpoints 250 steps
-apart in one run, and 0.11-0.28 in another), so the last checkpoint is a draw, not the run's result. With
+A GAN's samples change from checkpoint to checkpoint by more than most changes of the model do
+(docs/results/2026-11-28-wide-diagnostics.md), so the last checkpoint is a draw, not the run's result. With
 train.select = "discriminative" the trainer scores the moving-average generator at every checkpoint with
 TimeGAN's post-hoc GRU classifier (the paper protocol's settings, SELECT_REPEATS repeats) on
 train.select_num generated sequences against as many sequences of the training split, and keeps the
 best-scoring checkpoint when it prunes old ones. A checkpoint whose score would make it the best is
 measured a second time (train.select_remeasure: other training and generated sequences, other classifier
 seeds) and keeps the mean of both, so that one lucky measurement does not choose the run's result: among ~20
-checkpoints the lowest single measurement is biased low, most of all where many score alike (on the wide set
-a checkpoint kept at 0.043 in selection scored 0.210 afresh). `gan-sru generate`, `evaluate`, `export` and
-the Python API read that checkpoint unless told another (--checkpoint STEP | latest).
+checkpoints the lowest single measurement is biased low, most of all where many score alike. `gan-sru
+generate`, `evaluate`, `export` and the Python API read that checkpoint unless told another (--checkpoint
+STEP | latest).
 
 The held-out split is never read: `gan-sru evaluate` scores the selected checkpoint afresh (other generated
 sequences, other classifier seeds, the held-out floor), so its figure is a measurement of the chosen
@@ -28,9 +27,8 @@ import numpy as np
 from gan_sru.files import atomic_write_text
 
 METHODS = ("none", "discriminative")
-# One repeat of the classifier is a noisy measurement: on the wide set the repeats of one checkpoint spread
-# from 0.01 to 0.18 (the GRU finds the difference in some repeats and not in others), and two independent
-# 2-repeat means of a checkpoint differed by up to 0.12. Three run side by side (threads) on 2 cores.
+# One repeat of the classifier is a noisy measurement (the GRU finds the difference in some repeats and not in
+# others); three run side by side (threads) on 2 cores.
 SELECT_REPEATS = 3
 _STREAM = 0x5E1C
 FILE = "selection.json"
