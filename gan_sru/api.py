@@ -412,7 +412,7 @@ class SequenceGAN:
         if not cls._has_checkpoints(path):
             raise CheckpointError(f"SequenceGAN.load: {path} holds no checkpoint")
         model = cls.__new__(cls)
-        model.cfg = load_config(os.path.join(path, "config.yaml"))
+        model.cfg = load_config(os.path.join(path, "config.yaml"), removed="drop")  # a trained run: sampled from
         model._target, model.progress, model.run_path, model._reference = path, bool(progress), path, None
         model.verbose = model.progress if verbose is None else bool(verbose)
         model.layout = run_layout(path) or {"kind": "array", "dtype": "float32", "ragged": False}

@@ -106,10 +106,11 @@ class TrainedRun:
         ckpt = ckpt or Checkpoint.load(found[step])
         self.folder, self.step, self.checkpoint = folder, step, ckpt
         self.selected = read_selected_step(ckpt.meta) == step
-        # through the schema: fills keys added since the run was made (with defaults that keep old behaviour)
+        # through the schema: fills keys added since the run was made (with defaults that keep old behaviour);
+        # options removed since do not affect sampling (gan_sru/config/retired.py)
         saved = ckpt.meta.get("config")
-        self.cfg = (resolve_config(saved, where=f"{found[step]} (saved config)") if saved
-                    else load_config(folder.config_path))
+        self.cfg = (resolve_config(saved, where=f"{found[step]} (saved config)", removed="drop") if saved
+                    else load_config(folder.config_path, removed="drop"))
         self.scaler = MinMaxScaler.from_dict(ckpt.meta["scaler"])
         self.spec = BucketSpec.from_dict(ckpt.meta["buckets"])
         self.num_features = int(ckpt.meta["num_features"])

@@ -11,6 +11,7 @@ import reprlib
 from pydantic import BaseModel, ValidationError
 
 from gan_sru import ConfigError
+from gan_sru.config import retired
 from gan_sru.config.models import SCHEMA, SECTIONS, Config, plain, section_model
 from gan_sru.config.yaml import dump_yaml, parse_yaml
 from gan_sru.data.readers import SUFFIXES as DATA_SUFFIXES
@@ -137,7 +138,7 @@ def _flatten(tree, prefix, where):
             raise ConfigError(f"{where}: {prefix or 'top level'}: key {_show(name)} ({_kind_name(name)}) "
                               f"is not a non-empty string")
         key = f"{prefix}.{name}" if prefix else name
-        if key in SCHEMA:
+        if key in SCHEMA or key in retired.KEYS:  # older keys: translated by retired.translate
             flat[key] = value
         elif key in SECTIONS:
             if value is None:  # "train:" with everything commented out
@@ -192,7 +193,7 @@ def parse_override(text):
     parts = key.split(".")
     if any(not p for p in parts):
         raise ConfigError(f"{where}: malformed key {key!r} (empty part between dots)")
-    if key not in SCHEMA and key not in SECTIONS:
+    if key not in SCHEMA and key not in SECTIONS and key not in retired.KEYS:
         raise _unknown_key(key, where)
     value = parse_yaml(value_text, where)
     if key in SCHEMA and SCHEMA[key].kind.startswith("str") and isinstance(value, (bool, int, float)):
@@ -246,11 +247,12 @@ def _check_together(flat, where):
                               f"other than the id and time columns ({col!r})")
 
 
-def resolve_config(raw, where="<config>", overrides=()):
+def resolve_config(raw, where="<config>", overrides=(), removed="refuse"):
     """Validate a nested mapping (as read from YAML, or a Config), apply `overrides`, fill defaults.
 
     raw: dict, Config or None (all defaults). where: name used in messages (usually the file).
-    Returns the resolved Config; raises ConfigError.
+    removed: "refuse" a removed option set to a working value, or "drop" it (a run folder read to sample
+    from; gan_sru/config/retired.py). Returns the resolved Config; raises ConfigError.
     """
     if raw is None:
         raw = {}
@@ -269,6 +271,7 @@ def resolve_config(raw, where="<config>", overrides=()):
         items = _flatten(value, key, override_where) if key in SECTIONS else {key: value}
         flat.update(items)
         origins.update(dict.fromkeys(items, override_where))
+    flat = retired.translate(flat, origins, removed)
     tree = _nest(flat)
     try:
         cfg = Config.model_validate(tree)
@@ -294,13 +297,14 @@ def set_keys(cfg):
     return out
 
 
-def load_config(path=None, overrides=()):
+def load_config(path=None, overrides=(), removed="refuse"):
     """Read a YAML config file, apply `--set` overrides ('a.b=value'), validate, fill defaults.
 
-    path: file path or None for the defaults. Returns the resolved Config; raises ConfigError.
+    path: file path or None for the defaults; removed: as resolve_config's. Returns the resolved Config;
+    raises ConfigError.
     """
     if path is None:
-        return resolve_config({}, "<defaults>", overrides)
+        return resolve_config({}, "<defaults>", overrides, removed)
     where = str(path)
     try:
         with open(path, "rb") as f:
@@ -315,7 +319,7 @@ def load_config(path=None, overrides=()):
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{where}: not UTF-8 text (byte {e.start})") from None
-    return resolve_config(parse_yaml(text, where), where, overrides)
+    return resolve_config(parse_yaml(text, where), where, overrides, removed)
 
 
 def dump_config(cfg, path, comment=None):

@@ -279,40 +279,6 @@ class TrainConfig(Section):
     g_ema: float = key(0.995, "decay of the moving average of G's weights used for sampling; 0: off", ge=0, lt=1)
     g_ema_rampup: Optional[float] = key(None, "cap the average's half-life at this fraction of the updates so far; "
                                               "null: off", gt=0)
-    moment_loss: float = key(0.0, "weight of G's term on the batch's feature means, stds and correlations; 0: off",
-                             ge=0)
-    marginal_loss: float = key(0.0, "weight of G's term on each feature's distribution of values (Wasserstein-1); "
-                                    "0: off", ge=0)
-    class_moment_loss: float = key(0.0, "weight of the moment term within each class of the first categorical "
-                                        "attribute; 0: off", ge=0)
-    innovation_loss: float = key(0.0, "weight of G's term on the std and correlations of x_t - x_t-1; 0: off", ge=0)
-    sequence_moment_loss: float = key(0.0, "weight of G's term on each sequence's own statistics (mean, std, "
-                                           "autocorrelation, spectrum); 0: off", ge=0)
-    sequence_whitened_loss: float = key(0.0, "weight of G's term on each sequence's statistics in their principal "
-                                             "axes (gan_sru/ops/whitened.py); 0: off", ge=0)
-    sequence_whitened_rescale: bool = key(False, "with sequence_whitened_loss: scale each principal axis to the "
-                                                 "spread on held-apart real statistics")
-    sequence_moment_tails: bool = key(False, "with sequence_moment_loss: also each sequence's skewness and kurtosis")
-    sequence_moment_lags: int = key(1, "with sequence_moment_loss: autocorrelation lags 1 .. N (at most L - 2)",
-                                    ge=1)
-    window_covariance_loss: float = key(0.0, "weight of G's term on the whitened covariance of windows of "
-                                             "consecutive steps (gan_sru/ops/covariance.py); 0: off", ge=0)
-    window_covariance_lags: int = key(1, "with window_covariance_loss: the lags in a window (0: each step alone)",
-                                      ge=0)
-    predictor_loss: float = key(0.0, "weight of G's term on the data's next-step regression residuals "
-                                     "(gan_sru/ops/predictor.py); 0: off", ge=0)
-    predictor_lags: int = key(5, "with predictor_loss: the past steps the regression reads besides the current one",
-                              ge=0)
-    step_profile_loss: float = key(0.0, "weight of G's term on each position's mean and spread along the whitened "
-                                        "axes (gan_sru/ops/step_profile.py); 0: off", ge=0)
-    window_covariance_whitening: Literal["window", "step"] = key(
-        "window", "with window_covariance_loss: whiten by the windows' covariance, or each step by the steps' axes")
-    r1_gamma: float = key(0.0, "weight of D's R1 gradient penalty on real sequences (by finite differences); 0: off",
-                          ge=0)
-    r1_epsilon: float = key(0.01, "with r1_gamma: the finite-difference step, in the data's [0, 1] scale", gt=0)
-    r1_every: int = key(1, "lazy R1: the penalty at every k-th D update, weighted k x r1_gamma", ge=1)
-    r1_stride: int = key(1, "with r1_gamma: the penalty on every k-th real sequence; a process's batch share must "
-                            "be a multiple of k", ge=1)
     grad_clip: Optional[float] = key(None, "clip gradients to this global norm; null: no clipping", gt=0)
     weight_clip: float = key(0.01, "wasserstein only: clip D weights to [-c, c]", gt=0)
     gumbel_tau_start: float = key(1.0, "categorical features: Gumbel-softmax temperature at step 0", gt=0)

@@ -153,8 +153,8 @@ def statistics_backward(x, m, tails, cache, grads, max_lag=1):
 
 
 class HostMomentLoss(PythonFunction):
-    """A moment term of G as one function: inputs fake (L, B, C), real (L, B, C), mask (L, B) (or fake and mask
-    alone: real is then None); output the loss, a scalar; gradient to fake only. A subclass says how:
+    """A moment term of G as one function: inputs fake (L, B, C), real (L, B, C), mask (L, B); output the loss,
+    a scalar; gradient to fake only. A subclass says how:
     `compute(fake, real, m)` on host copies of the time-major arrays (m (L, B, 1)) returns (loss, state),
     `gradient(state)` d loss / d fake (L, B, C). Forward keeps the state (the fake statistics' intermediates
     and the gradients of the statistics, a few (L, B, C) arrays), so backward computes no statistic again;
@@ -177,9 +177,8 @@ class HostMomentLoss(PythonFunction):
 
     def _compute(self, inputs):
         L, B, C = inputs[0].shape
-        fake, real = (host_array(v.data, (L, B, C)).copy() for v in inputs[:-1]) if len(inputs) == 3 else \
-            (host_array(inputs[0].data, (L, B, C)).copy(), None)
-        m = host_array(inputs[-1].data, (L, B)).reshape(L, B, 1).copy()
+        fake, real = (host_array(v.data, (L, B, C)).copy() for v in inputs[:2])
+        m = host_array(inputs[2].data, (L, B)).reshape(L, B, 1).copy()
         loss, self._saved = self.compute(fake, real, m)
         return loss
 
@@ -222,13 +221,13 @@ class SequenceMoments(HostMomentLoss):
         return statistics_backward(fake, m, self.tails, cache, grads, self.max_lag).transpose(1, 0, 2)
 
 
-def check_shapes(name, *inputs):
-    """inputs fake, real (L, B, C), mask (L, B), or fake and mask alone (a term whose real side is a fixed
-    reference). A clear ValueError here (nnabla turns one raised in a function's setup into a SystemError)."""
-    shape, mask = tuple(inputs[0].shape), inputs[-1]
-    if len(shape) != 3 or any(tuple(v.shape) != shape for v in inputs[1:-1]) or tuple(mask.shape) != shape[:2]:
-        names = "fake and real (L, B, C)" if len(inputs) == 3 else "fake (L, B, C)"
-        raise ValueError(f"{name} expects {names} and mask (L, B); got {[tuple(v.shape) for v in inputs]}")
+def check_shapes(name, fake, real, mask):
+    """inputs fake, real (L, B, C), mask (L, B). A clear ValueError here (nnabla turns one raised in a function's
+    setup into a SystemError)."""
+    shape = tuple(fake.shape)
+    if len(shape) != 3 or tuple(real.shape) != shape or tuple(mask.shape) != shape[:2]:
+        raise ValueError(f"{name} expects fake and real (L, B, C) and mask (L, B); "
+                         f"got {[tuple(v.shape) for v in (fake, real, mask)]}")
 
 
 def sequence_moments(fake, real, mask, tails=False, max_lag=1):

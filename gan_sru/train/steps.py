@@ -7,18 +7,17 @@ import nnabla.functions as F
 import nnabla.solvers as S
 import numpy as np
 
-from gan_sru import ConfigError, GanSruError
+from gan_sru import GanSruError
 from gan_sru.data import sample_batch
 from gan_sru.networks import noise_shapes, sample_noise
 from gan_sru.ops.gumbel import tau_at
 from gan_sru.sizes import apply_size_rules
 
 from . import distributed, replicas
-from .graphs import PERTURB, StepGraph, all_params, discriminator_params, generator_params
+from .graphs import StepGraph, all_params, discriminator_params, generator_params
 from .terms import term_list
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
-_PERTURB_STREAM = 0xF1  # ... and the R1 penalty's directions (train.r1_gamma) from both
 _DROPOUT_STREAM = 0xD70
 
 
@@ -93,13 +92,6 @@ class GanSteps:
         self.batch_size = self.tcfg.batch_size  # the global batch
         self.comm = comm or distributed.NullCommunicator()
         self.local_batch = self.comm.local_batch(self.batch_size)  # this rank's shard of it
-        stride = self.tcfg.r1_stride
-        if self.tcfg.r1_gamma > 0 and self.local_batch % stride:
-            where = f" (train.batch_size {self.batch_size} over {self.comm.size} processes)" \
-                if self.comm.size > 1 else ""
-            raise distributed.on_every_rank(ConfigError(
-                f"train.r1_stride {stride} must divide the batch of each process, {self.local_batch} "
-                f"sequences{where}: the penalty takes every {stride}-th sequence of it"))
         # the trainer's "stop" flag; it travels with the G gradients, so every rank stops after the same step
         self.stop_requested, self.any_stop = (lambda: False), False
         self.num_features = train_set.num_features
@@ -123,66 +115,17 @@ class GanSteps:
     def graph_for(self, length):
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
-            refs = {t.name: t.reference(self, length) for t in self.terms}
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
-                                            self.strategy, cond=self.cond, terms=self.terms, refs=refs)
+                                            self.strategy, cond=self.cond, terms=self.terms)
             self.graph_builds += 1
         return self.graphs[length]
 
-    def bucket_sequences(self, length, limit, term):
-        """At most `limit` training sequences of the bucket `length`, drawn alike on every rank, padded: x (L, N, C),
-        mask (L, N). `term` names the option that needs them in the error for a bucket of fewer than 4."""
-        from gan_sru.data.buckets import pad_batch
-
-        bounds = list(self.spec.boundaries)
-        members = np.flatnonzero(self.spec.buckets_of(self.train_set.lengths) == bounds.index(length))
-        rng = np.random.default_rng([self.cfg.seed, length])
-        picked = rng.permutation(members)[:limit]
-        if len(picked) < 4:
-            raise GanSruError(f"{term}: the bucket of length {length} holds {len(picked)} training sequences; "
-                              "the term needs at least 4 (set it to 0 or use fewer buckets)")
-        x, mask, _ = pad_batch([self.train_set.sequences[i] for i in picked], length)
-        return x, mask
-
     @property
     def terms(self):
-        """The generator's terms (gan_sru/train/terms/) of the config: train.terms, or the older *_loss keys."""
+        """The generator's terms (gan_sru/train/terms/) of the config's train.terms."""
         if getattr(self, "_terms", None) is None:
             self._terms = term_list(self.tcfg)
         return self._terms
-
-    def term_reference(self, name, length):
-        """The reference of term `name` for the bucket `length`; None when the term is off or has none there."""
-        term = next((t for t in self.terms if t.name == name), None)
-        return None if term is None else term.reference(self, length)
-
-    def whitened_reference(self, length):
-        """sequence_whitened's reference (a WhitenedReference) for the bucket `length`; None when it is off."""
-        return self.term_reference("sequence_whitened", length)
-
-    def window_reference(self, length):
-        """window_covariance's (mean, whitening, target) for the bucket `length`; None when off or too short."""
-        return self.term_reference("window_covariance", length)
-
-    def predictor_reference(self, length):
-        """predictor's next-step regression for the bucket `length`; None when off or too short."""
-        return self.term_reference("predictor", length)
-
-    def step_profile(self, length):
-        """step_profile's reference for the bucket `length`; None when that term is off."""
-        return self.term_reference("step_profile", length)
-
-    def _windows_reference(self, length, span, term, build):
-        """build(x (N, L, C), mask (N, L)) of enough real sequences of the bucket `length` for the windows of
-        span + 1 steps that a reference keeps (ops.covariance.MAX_WINDOWS); its ValueError names `term` and the
-        bucket."""
-        from gan_sru.ops.covariance import MAX_WINDOWS
-
-        x, mask = self.bucket_sequences(length, -(-MAX_WINDOWS // (length - span)), term)
-        try:
-            return build(x.transpose(1, 0, 2), mask.T)
-        except ValueError as e:
-            raise GanSruError(f"{term}: the bucket of length {length}: {e}") from None
 
     def inputs(self, step, k=0):
         """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""
@@ -194,11 +137,6 @@ class GanSteps:
         if self.comm.size > 1:  # the global batch's noise, drawn alike on every rank; this rank's slice of it
             noise = distributed.shard_arrays(noise, noise_shapes(gcfg, batch.x.shape[0], self.local_batch, self.cond),
                                              rank)
-        if self.tcfg.r1_gamma > 0:  # its own stream: turning the penalty on leaves G's noise as it was
-            shape = (batch.x.shape[0], self.batch_size, self.num_features)
-            u = np.random.default_rng([seed, index, _PERTURB_STREAM]).standard_normal(shape).astype(np.float32)
-            local = {PERTURB: (shape[0], self.local_batch, shape[2])}
-            noise[PERTURB] = distributed.shard_arrays({PERTURB: u}, local, rank)[PERTURB]
         return batch, noise
 
     schedule_fraction = None  # () -> the spent fraction of train.budget; set by the Trainer under a budget
@@ -234,9 +172,9 @@ class GanSteps:
                     # G runs once; its backward buffers are kept
                     g.fake.forward(clear_no_need_grad=True, function_pre_hook=obs.forward_hook)
             with obs.phase("d_step"):
-                ran = self.d_step(g, index=step * self.tcfg.n_critic + k)
+                self.d_step(g)
         with obs.phase("g_step"):
-            d_loss, g_loss, stop = self.g_step(g, ran)
+            d_loss, g_loss, stop = self.g_step(g)
         self.any_stop = stop > 0
         decay = ema_decay_at(step, self.ema_decay, t.g_ema_rampup)
         for k, e in self.ema.items():
@@ -277,26 +215,20 @@ class GanSteps:
             for k, p in self.g_params.items():
                 p.d = saved[k]
 
-    def d_step(self, g, index=0):
-        """D update number `index` (step x n_critic + critic iteration); the fake batch must be computed already
-        unless the strategy is linked. With train.r1_every k > 1 the R1 penalty is in D's loss (weighted k x
-        gamma) at every k-th update only, and the other updates skip the perturbed pass. Returns the loss
-        variable it ran (g.d_loss, or g.d_loss_lazy between R1 updates)."""
-        lazy = g.d_loss_lazy is not None and index % self.tcfg.r1_every != 0
-        loss = g.d_loss_lazy if lazy else g.d_loss
+    def d_step(self, g):
+        """One D update; the fake batch must be computed already unless the strategy is linked."""
         self.solver_d.zero_grad()
-        loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
-        loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
+        g.d_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
+        g.d_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         self._update(self.solver_d, self.d_params)
         if self.tcfg.loss == "wasserstein":
             c = self.tcfg.weight_clip
             for p in self.d_params.values():
                 p.data.copy_from(F.clip_by_value(p.data, -c, c))
-        return loss
 
-    def g_step(self, g, d_loss):
-        """G update; returns (d_loss, g_loss, stop), the means over the ranks (the losses of the global batch);
-        d_loss: the loss variable the last D update ran (d_step's return)."""
+    def g_step(self, g):
+        """G update; returns (d_loss, g_loss, stop), the means over the ranks (the losses of the global batch;
+        d_loss of the last D update)."""
         self.solver_g.zero_grad()
         if self.strategy == "detached":
             g.fake_g.grad.zero()
@@ -308,7 +240,7 @@ class GanSteps:
             g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
             g.g_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         return self._update(self.solver_g, self.g_params,
-                            (float(d_loss.d), float(g.g_loss.d), float(bool(self.stop_requested()))))
+                            (float(g.d_loss.d), float(g.g_loss.d), float(bool(self.stop_requested()))))
 
     def _update(self, solver, params, extras=()):
         with self.observer.phase("all_reduce"):  # the global mean gradient (one packed buffer), before clipping sees it

@@ -6,12 +6,10 @@ import nnabla.functions as F
 import numpy as np
 import pytest
 
-from gan_sru import ConfigError, GanSruError
 from gan_sru.config import load_config
 from gan_sru.data import training_data
 from gan_sru.sizes import apply_size_rules
 from gan_sru.train import LOSSES, GanSteps, Trainer, all_params, d_loss_fn, g_loss_fn
-from gan_sru.train.graphs import PERTURB, discriminator_params
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 TINY = ["data.num_sequences=96", "data.seq_len=8", "data.min_len=3", "train.batch_size=8",
@@ -59,10 +57,10 @@ def test_the_g_step_computes_no_d_gradient(tmp_path, strategy):
     steps = make_steps(cfg, strategy)
     g_step, seen = steps.g_step, {}
 
-    def spy(g, d_loss):
+    def spy(g):
         for p in steps.d_params.values():
             p.g = np.full(p.shape, 7.0)
-        out = g_step(g, d_loss)
+        out = g_step(g)
         seen["grads"] = {k: p.g.copy() for k, p in steps.d_params.items()}
         return out
 
@@ -361,25 +359,21 @@ def test_callbacks_observe_every_step_and_abort_stops_with_a_checkpoint(tmp_path
 
 
 COND_TINY = ["data.num_sequences=60", "data.seq_len=8", "data.num_features=2", "train.batch_size=12",
-             "model.generator.hidden_size=8", "model.discriminator.hidden_size=8", "train.moment_loss=0"]
+             "model.generator.hidden_size=8", "model.discriminator.hidden_size=8"]
 
 
-@pytest.mark.parametrize("key, config, extra", [
-    ("train.innovation_loss", "configs/sines.yaml", TINY),
-    ("train.marginal_loss", "configs/sines.yaml", TINY),
-    ("train.sequence_moment_loss", "configs/sines.yaml", TINY),
-    ("train.sequence_whitened_loss", "configs/sines.yaml", TINY),  # variable lengths: a reference per bucket
-    ("train.window_covariance_loss", "configs/sines.yaml", TINY),  # a windows' reference per bucket
-    ("train.window_covariance_loss", "configs/sines.yaml", TINY + ["train.window_covariance_whitening=step"]),
-    ("train.predictor_loss", "configs/sines.yaml", TINY + ["train.predictor_lags=1"]),  # a regression per bucket
-    ("train.step_profile_loss", "configs/sines.yaml", TINY),  # a step profile per bucket
-    ("train.class_moment_loss", "configs/sines_classes.yaml", COND_TINY),
+@pytest.mark.parametrize("name, config, extra", [
+    ("moment", "configs/sines.yaml", TINY),
+    ("innovation", "configs/sines.yaml", TINY),
+    ("sequence_moment", "configs/sines.yaml", TINY),
+    ("class_moment", "configs/sines_classes.yaml", COND_TINY),  # the config's own terms replaced: this one alone
 ])
-def test_extra_g_terms_enter_the_g_loss_only(tmp_path, key, config, extra):
+def test_extra_g_terms_enter_the_g_loss_only(tmp_path, name, config, extra):
     """Same parameters, batch and noise: the term adds a positive amount to G's loss and leaves D's alone."""
     losses = {}
     for weight in (0, 1):
-        cfg = load_config(config, list(extra) + [f"run_dir={tmp_path}", f"{key}={weight}"])
+        cfg = load_config(config, list(extra) + [f"run_dir={tmp_path}",
+                                                 f"train.terms=[{{name: {name}, weight: {weight}}}]"])
         losses[weight] = make_steps(cfg, "detached").step(0)
     (d0, g0), (d1, g1) = losses[0], losses[1]
     assert d1 == pytest.approx(d0, rel=1e-6) and g1 > g0 + 1e-4, losses
@@ -389,204 +383,8 @@ def test_train_sequence_moment_lags_reach_the_sequence_term(tmp_path):
     """Same parameters, batch and noise: lags 2-6 add to G's sequence term and leave D's loss alone."""
     losses = {}
     for lags in (1, 6):
-        cfg = load_config("configs/sines.yaml", list(TINY) + [f"run_dir={tmp_path}", "train.sequence_moment_loss=1",
-                                                              f"train.sequence_moment_lags={lags}"])
+        cfg = load_config("configs/sines.yaml", list(TINY) + [
+            f"run_dir={tmp_path}", f"train.terms=[{{name: sequence_moment, weight: 1, lags: {lags}}}]"])
         losses[lags] = make_steps(cfg, "detached").step(0)
     (d1, g1), (d6, g6) = losses[1], losses[6]
     assert d6 == pytest.approx(d1, rel=1e-6) and g6 > g1 + 1e-4, losses
-
-
-def test_train_sequence_whitened_rescale_reaches_the_reference(tmp_path):
-    """With the option each live axis of the step's reference has unit spread on the real half that did not
-    find the axes; without it those spreads vary."""
-    spreads = {}
-    for rescale in (False, True):
-        cfg = tiny_cfg(tmp_path, "data.num_sequences=64", "train.sequence_whitened_loss=1",
-                       f"train.sequence_whitened_rescale={str(rescale).lower()}")
-        data = training_data(cfg)
-        nn.clear_parameters()
-        steps = GanSteps(cfg, data.train, data.spec, strategy="detached")
-        ref = steps.whitened_reference(data.spec.boundaries[0])
-        spreads[rescale] = ref.spread[ref.spread > 1e-3]
-    assert np.allclose(spreads[True], 1.0) and np.abs(spreads[False] - 1).max() > 0.2
-
-
-def steps_and_buckets(tmp_path, *extra):
-    """GanSteps of sines_varlen in 2 buckets with `extra`, and each bucket's (length, x (N, L, C), mask (N, L)) of
-    its training sequences."""
-    from gan_sru.data.buckets import pad_batch
-
-    cfg = tiny_cfg(tmp_path, "data.num_buckets=2", *extra, config="configs/sines_varlen.yaml")
-    data = training_data(cfg)
-    nn.clear_parameters()
-    steps = GanSteps(cfg, data.train, data.spec, strategy="detached")
-    of = data.spec.buckets_of(data.train.lengths)
-    out = []
-    for b, length in enumerate(data.spec.boundaries):
-        x, m, _ = pad_batch([s for s, k in zip(data.train.sequences, of) if k == b], length)
-        out.append((length, x.transpose(1, 0, 2), m.T))
-    return steps, out
-
-
-def test_the_window_term_whitens_each_buckets_real_windows_and_skips_a_bucket_too_short(tmp_path):
-    """Each bucket's reference is its own real windows' mean and whitening; a bucket no longer than the lags has
-    no reference and its graph goes without the term."""
-    from gan_sru.ops.covariance import windows
-
-    steps, buckets = steps_and_buckets(tmp_path, "train.window_covariance_loss=1", "train.window_covariance_lags=2")
-    for length, x, m in buckets:
-        v = windows(x, m, 2)
-        mu, W, T = steps.window_reference(length)
-        np.testing.assert_allclose(mu, v.mean(axis=0), rtol=1e-6, atol=1e-9)
-        np.testing.assert_array_equal(T, np.eye(len(mu)))
-        # unit variance along each eigen-axis of the real windows but those under the floor (sines: a window
-        # of 3 steps of 5 sines spans fewer directions than its 15 values), which keep lambda / floor
-        cov = np.cov(v.T, bias=True)
-        lam = np.linalg.eigvalsh(cov)
-        expected = np.minimum(lam / (1e-3 * lam.mean()), 1.0)
-        assert 0 < (expected < 1).sum() < len(lam)
-        np.testing.assert_allclose(W.T @ cov @ W, np.diag(expected), atol=1e-6)
-    assert steps.window_reference(2) is None
-
-
-def test_the_window_term_refuses_a_bucket_of_too_few_windows_by_its_length(tmp_path):
-    """Its reference needs more windows than a window has values; a bucket with fewer is named with both counts
-    when its graph is built."""
-    from gan_sru.data.buckets import pad_batch
-    from gan_sru.ops.covariance import windows
-
-    cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.window_covariance_loss=1",
-                   config="configs/sines_varlen.yaml")
-    data = training_data(cfg)
-    buckets = data.spec.buckets_of(data.train.lengths)
-    length = data.spec.boundaries[0]
-    x, m, _ = pad_batch([s for s, b in zip(data.train.sequences, buckets) if b == 0], length)
-    count, C = len(windows(x.transpose(1, 0, 2), m.T, 1)), x.shape[2]
-    assert 4 <= (buckets == 0).sum() and count <= 2 * C  # enough sequences, too few windows
-    nn.clear_parameters()
-    with pytest.raises(GanSruError, match=rf"train.window_covariance_loss: the bucket of length {length}: the window "
-                                          rf"covariance term with 1 lag\(s\) needs more than {2 * C} windows of 2 "
-                                          rf"valid steps; the real sequences hold {count}"):
-        GanSteps(cfg, data.train, data.spec, strategy="detached")  # builds the first bucket's graph
-
-
-def test_the_predictor_term_fits_each_buckets_real_windows_and_skips_a_bucket_too_short(tmp_path):
-    """Each bucket's regression is its own real sequences'; a bucket of at most lags + 1 steps has none and its
-    graph goes without the term; a bucket of too few windows is named with both counts."""
-    from gan_sru.ops.predictor import normal_equations
-
-    steps, buckets = steps_and_buckets(tmp_path, "train.predictor_loss=1", "train.predictor_lags=1")
-    for length, x, m in buckets:
-        ref = steps.predictor_reference(length)
-        assert ref.lags == 1 and ref.weights.shape == (2 * x.shape[2], x.shape[2])
-        assert np.sum(normal_equations(x, m, ref) ** 2) < 1e-4  # its own data's regression
-    assert steps.predictor_reference(2) is None
-    cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.predictor_loss=1",
-                   "train.predictor_lags=1", config="configs/sines_varlen.yaml")
-    data = training_data(cfg)
-    nn.clear_parameters()
-    with pytest.raises(GanSruError, match=rf"train.predictor_loss: the bucket of length {data.spec.boundaries[0]}: "
-                                          r"the predictor term with 1 lag\(s\) needs more than 10 windows of 3 "
-                                          r"valid steps; the real sequences hold \d+"):
-        GanSteps(cfg, data.train, data.spec, strategy="detached")
-
-
-def test_the_whitened_term_refuses_a_bucket_of_too_few_sequences_by_its_length(tmp_path):
-    """Its reference needs 4 real sequences of each bucket; a smaller bucket is named when its graph is built."""
-    cfg = tiny_cfg(tmp_path, "data.num_sequences=10", "data.num_buckets=3", "train.sequence_whitened_loss=1",
-                   config="configs/sines_varlen.yaml")
-    data = training_data(cfg)
-    counts = np.bincount(data.spec.buckets_of(data.train.lengths), minlength=data.spec.num_buckets)
-    small = int(np.flatnonzero(counts < 4)[0])  # 9 training sequences in 3 buckets: one holds fewer than 4
-    length = data.spec.boundaries[small]
-    nn.clear_parameters()
-    with pytest.raises(GanSruError, match=rf"train.sequence_whitened_loss: the bucket of length {length} holds "
-                                          rf"{counts[small]} training sequences; the term needs at least 4"):
-        steps = GanSteps(cfg, data.train, data.spec, strategy="detached")  # builds the first bucket's graph
-        steps.graph_for(length)
-
-
-def test_lazy_r1_is_eager_r1_at_every_kth_d_update_with_k_times_gamma_and_off_between(tmp_path):
-    """train.r1_every 4: D's update number 0 or 4 is the update with r1_gamma 4 x 2.5; numbers 1-3 are the
-    update without the penalty, and skip its perturbed pass (the persistent penalty is not recomputed)."""
-    def d_after(index, *extra):
-        cfg = tiny_cfg(tmp_path, *extra, "data.num_buckets=2", config="configs/sines_varlen.yaml")
-        steps = make_steps(cfg, "detached")
-        batch, noise = steps.inputs(0)
-        g = steps.graph_for(batch.x.shape[0])
-        g.feed(batch, noise)
-        g.fake.forward()
-        if g.r1 is not None:
-            g.r1.d = -1.0
-        ran = steps.d_step(g, index=index)
-        return {k: v.d.copy() for k, v in discriminator_params().items()}, ran, g
-
-    off, _, _ = d_after(0, "train.r1_gamma=0")
-    eager, _, _ = d_after(0, "train.r1_gamma=10")
-    for index in (0, 1, 3, 4):
-        lazy, ran, g = d_after(index, "train.r1_gamma=2.5", "train.r1_every=4")
-        want = eager if index % 4 == 0 else off
-        assert set(lazy) == set(want)
-        for k in want:
-            np.testing.assert_allclose(lazy[k], want[k], rtol=1e-6, atol=1e-7, err_msg=f"update {index}: {k}")
-        assert (ran is g.d_loss) == (index % 4 == 0)
-        assert (float(g.r1.d) == -1.0) == (index % 4 != 0)
-    assert any(not np.allclose(eager[k], off[k]) for k in off)  # the penalty moved D
-
-
-def test_train_r1_gamma_adds_the_penalty_to_d_alone(tmp_path):
-    """Same parameters, batch and noise at step 0: with train.r1_gamma D's loss grows by gamma x the penalty and
-    G's loss is unchanged; G's noise is drawn as without it, and the penalty's direction is zero at padded
-    steps (a variable-length config)."""
-    out = {}
-    for gamma in (0, 2.5):
-        cfg = tiny_cfg(tmp_path, f"train.r1_gamma={gamma}", "data.num_buckets=2", config="configs/sines_varlen.yaml")
-        steps = make_steps(cfg, "detached")
-        batch, noise = steps.inputs(0)
-        g = steps.graph_for(batch.x.shape[0])
-        g.feed(batch, noise)
-        g.fake.forward()
-        g.d_loss.forward()
-        g.g_loss.forward()
-        out[gamma] = (noise, float(g.d_loss.d), float(g.g_loss.d), g)
-    (n0, d0, g0, _), (n1, d1, g1, graph) = out[0], out[2.5]
-    assert PERTURB not in n0 and set(n1) == set(n0) | {PERTURB}
-    for k in n0:
-        np.testing.assert_array_equal(n0[k], n1[k])
-    r1 = float(graph.r1.d)
-    assert r1 > 0 and d1 == pytest.approx(d0 + 2.5 * r1, rel=1e-5) and g1 == pytest.approx(g0, rel=1e-6)
-    padded = graph.mask.d == 0
-    assert padded.any() and np.all(graph.d_perturb.d[padded] == 0) and np.abs(graph.d_perturb.d[~padded]).mean() > 0.5
-
-
-def test_r1_stride_takes_the_penalty_on_every_kth_sequence(tmp_path):
-    """train.r1_stride 4: the penalty is the mean over sequences 0, 4, 8, ... of the batch. With stride 1 and
-    the direction zeroed on every other sequence, the same sum over those sequences is divided by the whole
-    batch: 4 x that penalty is the stride-4 one. The directions fed are the stride-1 draw's rows 0, 4, ..."""
-    out = {}
-    for stride in (1, 4):
-        cfg = tiny_cfg(tmp_path, "train.r1_gamma=2.5", f"train.r1_stride={stride}", "data.num_buckets=2",
-                       config="configs/sines_varlen.yaml")
-        steps = make_steps(cfg, "detached")
-        batch, noise = steps.inputs(0)
-        g = steps.graph_for(batch.x.shape[0])
-        if stride == 1:
-            keep = np.zeros(batch.x.shape[1], bool)
-            keep[::4] = True
-            noise = dict(noise, **{PERTURB: noise[PERTURB] * keep[None, :, None]})
-        g.feed(batch, noise)
-        g.fake.forward()
-        g.r1.forward()
-        out[stride] = (float(g.r1.d), g.d_perturb.d.copy(), noise[PERTURB] * batch.mask[:, :, None])
-    (r1_all, u_all, _), (r1_four, u_four, u) = out[1], out[4]
-    assert u_four.shape == (u.shape[0], u.shape[1] // 4, u.shape[2])
-    np.testing.assert_array_equal(u_four, u[:, ::4])
-    np.testing.assert_array_equal(u_all[:, ::4], u_four)
-    assert r1_four > 0 and r1_four == pytest.approx(4 * r1_all, rel=1e-4)
-
-
-def test_r1_stride_must_divide_each_process_batch(tmp_path):
-    cfg = tiny_cfg(tmp_path, "train.r1_gamma=1", "train.batch_size=30", "train.r1_stride=4")
-    with pytest.raises(ConfigError, match=r"train.r1_stride 4 must divide the batch of each process, 30 sequences: "
-                                          r"the penalty takes every 4-th sequence of it"):
-        make_steps(cfg, "detached")

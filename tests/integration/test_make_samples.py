@@ -13,7 +13,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TINY = ["data.num_sequences=64", "data.seq_len=8", "data.num_features=6", "train.batch_size=8",
         "model.generator.hidden_size=8", "model.generator.noise_dim=3", "model.generator.static_noise_dim=2",
         "model.discriminator.hidden_size=8", "train.steps=2", "train.checkpoint_every=2", "train.select=none",
-        "train.sample_every=1000", "train.log_every=1", "train.r1_gamma=0"]
+        "train.sample_every=1000", "train.log_every=1"]
 FAST = {"discriminative": 10, "predictive": 10, "context_fid": 10}
 
 

@@ -165,6 +165,33 @@ def test_a_moved_run_folder_samples_without_its_data(trained, tmp_path):
     assert "m.npz" in p.stdout
 
 
+def test_a_run_folder_with_removed_options_samples_and_refuses_to_resume(trained, tmp_path):
+    """A run trained before options were removed (its config.yaml and each checkpoint's saved config hold
+    train.predictor_loss and train.r1_gamma at working values) samples as before; --resume, which trains, is
+    refused naming a removed key."""
+    from gan_sru import SequenceGAN
+    from gan_sru.config.yaml import dump_yaml, parse_yaml
+    from gan_sru.train.run_folder import Checkpoint
+
+    _, elsewhere, run = trained
+    old = tmp_path / "old"
+    shutil.copytree(run, old, ignore=shutil.ignore_patterns("run.lock"))
+    removed = {"predictor_loss": 1.0, "predictor_lags": 5, "r1_gamma": 1.0, "r1_stride": 4}
+    tree = parse_yaml((old / "config.yaml").read_text(), "config.yaml")
+    tree["train"].update(removed)
+    (old / "config.yaml").write_text(dump_yaml(tree))
+    for name in os.listdir(old / "checkpoints"):
+        ckpt = Checkpoint.load(str(old / "checkpoints" / name))
+        ckpt.meta["config"]["train"].update(removed)
+        ckpt.save(str(old / "checkpoints" / name))
+    pd.testing.assert_frame_equal(SequenceGAN.load(old).sample(3, seed=2), SequenceGAN.load(run).sample(3, seed=2))
+    p = cli(elsewhere, "generate", "--run", str(old), "--num", "2", "--out", "old.npz", "--no-progress")
+    assert "old.npz" in p.stdout
+    p = cli(elsewhere, "train", "--config", str(old / "config.yaml"), "--resume", "--no-progress", check=False)
+    assert p.returncode == 2 and "train.predictor_loss: 1.0: this option was removed" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
 def test_a_model_saved_with_its_data_moves_and_evaluates(tmp_path):
     from gan_sru import SequenceGAN
     from gan_sru.sampling import training_split
@@ -208,9 +235,11 @@ def test_a_refused_config_leaves_no_run_folder(tmp_path):
             "--set", "run_dir=runs", "--no-progress", check=False)
     assert p.returncode == 2 and "seed: got 4294967296" in p.stderr and "Traceback" not in p.stderr
     p = cli(tmp_path, "train", "--config", os.path.join(REPO, "configs", "sines.yaml"), "--set", "run_dir=runs",
-            "--set", "data.num_sequences=40", "--set", "train.batch_size=8", "--set", "train.r1_gamma=1",
-            "--set", "train.r1_stride=3", "--no-progress", check=False)  # refused after the folder was made
-    assert p.returncode == 2 and "r1_stride 3 must divide" in p.stderr and "Traceback" not in p.stderr
+            "--set", "data.num_sequences=40", "--set", "train.batch_size=8",
+            "--set", "train.terms=[{name: predictor, weight: 1}]", "--no-progress", check=False)  # refused after
+    # the folder was made (a removed term is refused when the terms are built)
+    assert p.returncode == 2 and "the 'predictor' generator term was removed" in p.stderr
+    assert "Traceback" not in p.stderr
     assert not os.path.exists(tmp_path / "runs" / "sines")
     p = cli(tmp_path, "generate", "--help")
     assert p.returncode == 0 and "Initializing" not in p.stdout + p.stderr

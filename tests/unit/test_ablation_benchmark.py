@@ -39,7 +39,7 @@ def test_real_sets_load_as_training_data(tmp_path, name, rows, width):
 
     args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="1m")
     cfg = ablation.run_config(name, 24, 0, "moment", args)
-    assert cfg.train.moment_loss == 1.0 and cfg.train.budget == "1m"
+    assert cfg.train.terms == [{"name": "moment", "weight": 1.0}] and cfg.train.budget == "1m"
     with open(ablation.real_csv(name, str(tmp_path))) as f:
         assert sum(1 for _ in f) == rows + 1  # the header
     data = training_data(cfg)

@@ -283,9 +283,10 @@ def test_resolve_config_from_dict():
 
 def test_budget_and_terms_load_and_round_trip(tmp_path):
     cfg = load_config(write(tmp_path, "train:\n  budget: 1h30m\n  terms:\n    - {name: moment, weight: 1.0}\n"
-                                      "    - {name: predictor, weight: 0.5, lags: 3}\n"))
+                                      "    - {name: sequence_moment, weight: 0.5, lags: 3}\n"))
     assert cfg["train"]["budget"] == "1h30m"
-    assert cfg["train"]["terms"] == [{"name": "moment", "weight": 1.0}, {"name": "predictor", "weight": 0.5, "lags": 3}]
+    assert cfg["train"]["terms"] == [{"name": "moment", "weight": 1.0},
+                                     {"name": "sequence_moment", "weight": 0.5, "lags": 3}]
     assert load_config(None)["train"]["budget"] is None and load_config(None)["train"]["terms"] is None
     out = tmp_path / "out.yaml"
     dump_config(cfg, out)
@@ -343,14 +344,21 @@ def test_schema_table_is_derived_from_the_models():
         assert resolve_config({key: field.default}) == load_config(None), key
 
 
-def test_legacy_run_folder_config_loads(tmp_path):
-    """A run folder's config.yaml as the dict-based config code wrote it (header comment, every key) still
-    loads, and dumping and loading it again gives the same config."""
+def test_legacy_run_folder_config_loads_to_sample_from(tmp_path):
+    """A run folder's config.yaml as the dict-based config code wrote it (header comment, every key, removed
+    terms and R1 on) is refused for training, naming a removed key; read to sample from (removed="drop") it
+    loads with its kept terms as train.terms, and dumping and loading it again gives the same config."""
     path = os.path.join(REPO, "tests", "data", "legacy_run_config.yaml")
-    cfg = load_config(path)
+    with pytest.raises(ConfigError, match=r"legacy_run_config.yaml: train.sequence_whitened_loss: 0.3: this option "
+                                          r"was removed: it did not improve the scores on real data \(docs/results/"
+                                          r"2026-11-28-recipe.md\); remove the key"):
+        load_config(path)
+    cfg = load_config(path, removed="drop")
     assert cfg.name == "wide" and cfg.data.source == "factors" and cfg.data.num_features == 28
-    assert cfg.train.steps == 2 and cfg.train.r1_stride == 4 and cfg.model.generator.oscillators is True
-    assert cfg.train.budget is None and cfg.train.terms is None  # keys added since: their defaults
+    assert cfg.train.steps == 2 and cfg.model.generator.oscillators is True
+    assert [(t["name"], t["weight"]) for t in cfg.train.terms] == [("moment", 1.0), ("sequence_moment", 1.0)]
+    assert cfg.train.terms[1] == {"name": "sequence_moment", "weight": 1.0, "tails": False, "lags": 1}
+    assert cfg.train.budget is None  # a key added since: its default
     out = tmp_path / "config.yaml"
     dump_config(cfg, out, comment="world_size: 1")
     assert out.read_text().startswith("# world_size: 1\nname: wide\n")

@@ -1,11 +1,11 @@
 """The generator terms as one interface (gan_sru/train/terms/): train.terms and the older *_loss keys build the
-same G loss; the translation of old keys; refusals of unknown names and options."""
+same G loss; refusals of unknown and removed names and of unknown options."""
 import nnabla as nn
 import pytest
 
 from gan_sru import ConfigError
-from gan_sru.config import load_config
-from gan_sru.train.terms import TERMS, term_list, terms_from_old_keys
+from gan_sru.config import load_config, retired
+from gan_sru.train.terms import TERMS, term_list
 
 BASE = ["data.num_sequences=32", "data.seq_len=12", "data.num_features=2", "data.num_buckets=1",
         "train.batch_size=16", "train.select=none"]
@@ -13,15 +13,8 @@ BASE = ["data.num_sequences=32", "data.seq_len=12", "data.num_features=2", "data
 CASES = {
     "moment": (["train.moment_loss=0.7"], {"name": "moment", "weight": 0.7}),
     "innovation": (["train.innovation_loss=0.5"], {"name": "innovation", "weight": 0.5}),
-    "marginal": (["train.marginal_loss=2.0"], {"name": "marginal", "weight": 2.0}),
     "sequence_moment": (["train.sequence_moment_loss=1.0", "train.sequence_moment_lags=2"],
                         {"name": "sequence_moment", "weight": 1.0, "lags": 2}),
-    "sequence_whitened": (["train.sequence_whitened_loss=0.3"], {"name": "sequence_whitened", "weight": 0.3}),
-    "window_covariance": (["train.window_covariance_loss=1.5", "train.window_covariance_lags=2"],
-                          {"name": "window_covariance", "weight": 1.5, "lags": 2}),
-    "predictor": (["train.predictor_loss=0.4", "train.predictor_lags=3"],
-                  {"name": "predictor", "weight": 0.4, "lags": 3}),
-    "step_profile": (["train.step_profile_loss=0.2"], {"name": "step_profile", "weight": 0.2}),
 }
 
 
@@ -53,29 +46,31 @@ def test_a_term_in_train_terms_equals_its_old_key(name):
     assert with_old != pytest.approx(plain, rel=1e-9)  # the term adds something
 
 
-def test_old_keys_translate_into_the_list():
-    train = {"moment_loss": 1.0, "predictor_loss": 0.5, "predictor_lags": 3, "marginal_loss": 0.0, "g_lr": 0.001}
-    assert terms_from_old_keys(train) == [{"name": "moment", "weight": 1.0},
-                                          {"name": "predictor", "weight": 0.5, "lags": 3}]
-    assert train == {"g_lr": 0.001}  # the term keys are consumed, the others stay
+def test_every_term_is_registered_with_its_options_and_defaults():
+    term_list(load_config(None).train)  # loads the term modules
+    assert set(TERMS) == {"moment", "innovation", "sequence_moment", "class_moment"}
+    assert TERMS["sequence_moment"].options == {"tails": False, "lags": 1}
+    assert all(not TERMS[n].options for n in ("moment", "innovation", "class_moment"))
+    assert {name for name, _ in retired.TERM_KEYS.values()} == set(TERMS)  # every term has its old key
+    assert not set(retired.REMOVED_TERMS) & set(TERMS)
+    assert term_list(load_config(None).train) == []  # the defaults: no term
+    (term,) = term_list(load_config(None, ["train.terms=[{name: sequence_moment, weight: 2, lags: 3}]"]).train)
+    assert term.weight == 2.0 and term.opts == {"tails": False, "lags": 3}
 
 
-def test_every_old_key_is_a_config_key_and_every_term_is_registered():
-    tcfg = load_config(None).train
-    assert set(TERMS) == set(CASES) | {"class_moment"}
-    for cls in TERMS.values():
-        assert hasattr(tcfg, cls.old_key)
-        assert all(hasattr(tcfg, old) for old, _ in cls.options.values())
-    assert term_list(tcfg) == []  # the defaults: no term
-
-
-def test_unknown_names_and_options_are_refused():
+def test_unknown_and_removed_names_and_unknown_options_are_refused():
     cfg = load_config(None, BASE)
     cfg.train.terms = [{"name": "momentum", "weight": 1.0}]
     with pytest.raises(ConfigError, match="unknown term 'momentum'; known: class_moment"):
         term_list(cfg.train)
-    cfg.train.terms = [{"name": "predictor", "weight": 1.0, "lag": 3}]
-    with pytest.raises(ConfigError, match="term 'predictor' has no option 'lag'; its options: lags"):
+    for name in retired.REMOVED_TERMS:
+        cfg.train.terms = [{"name": "moment", "weight": 1.0}, {"name": name, "weight": 1.0}]
+        with pytest.raises(ConfigError, match=rf"train.terms entry 1: the '{name}' generator term was removed: it "
+                                              r"did not improve the scores on real data \(docs/results/"
+                                              r"2026-11-28-recipe.md\); remove it from train.terms"):
+            term_list(cfg.train)
+    cfg.train.terms = [{"name": "sequence_moment", "weight": 1.0, "lag": 3}]
+    with pytest.raises(ConfigError, match="term 'sequence_moment' has no option 'lag'; its options: tails, lags"):
         term_list(cfg.train)
     cfg.train.terms = [{"name": "moment", "weight": 0.0}]
     assert term_list(cfg.train) == []  # weight 0: off

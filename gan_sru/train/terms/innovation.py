@@ -7,10 +7,10 @@ from . import TERMS, Term
 
 @TERMS.register("innovation")
 class Innovation(Term):
-    name, old_key = "innovation", "innovation_loss"
+    name = "innovation"
 
     def applies(self, length, graph):
         return length >= 2
 
-    def discrepancy(self, graph, ref):
+    def discrepancy(self, graph):
         return innovation_loss(graph.fake_g, graph.real, graph.mask)

@@ -1,5 +1,5 @@
 """moment: the batch's per-feature means and stds, lag-0 feature correlations and lag-1 autocorrelations,
-fake against the real half of the same step (losses.moment_loss). Reference: the real batch."""
+fake against the real half of the same step (losses.moment_loss)."""
 from gan_sru.train.losses import moment_loss
 
 from . import TERMS, Term
@@ -7,7 +7,7 @@ from . import TERMS, Term
 
 @TERMS.register("moment")
 class Moment(Term):
-    name, old_key = "moment", "moment_loss"
+    name = "moment"
 
-    def discrepancy(self, graph, ref):
+    def discrepancy(self, graph):
         return moment_loss(graph.fake_g, graph.real, graph.mask, graph.moment_impl)

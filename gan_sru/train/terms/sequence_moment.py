@@ -8,9 +8,9 @@ from . import TERMS, Term
 
 @TERMS.register("sequence_moment")
 class SequenceMoment(Term):
-    name, old_key = "sequence_moment", "sequence_moment_loss"
-    options = {"tails": ("sequence_moment_tails", False), "lags": ("sequence_moment_lags", 1)}
+    name = "sequence_moment"
+    options = {"tails": False, "lags": 1}
 
-    def discrepancy(self, graph, ref):
+    def discrepancy(self, graph):
         return sequence_moment_loss(graph.fake_g, graph.real, graph.mask, self.opts["tails"], graph.moment_impl,
                                     self.opts["lags"])

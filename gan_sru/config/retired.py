@@ -1,0 +1,70 @@
+"""Keys a config may still hold from earlier versions of the project.
+
+Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them. Terms and
+options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md): a
+config holding one at its inert value reads as without it; at any other value it is refused, naming the key,
+unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not affect.
+"""
+from gan_sru import ConfigError
+
+RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
+
+# old weight key -> (term name, {old option key: the term's option})
+TERM_KEYS = {
+    "train.moment_loss": ("moment", {}),
+    "train.innovation_loss": ("innovation", {}),
+    "train.sequence_moment_loss": ("sequence_moment", {"train.sequence_moment_tails": "tails",
+                                                       "train.sequence_moment_lags": "lags"}),
+    "train.class_moment_loss": ("class_moment", {}),
+}
+OPTION_KEYS = {old: option for _, options in TERM_KEYS.values() for old, option in options.items()}
+
+# removed key -> its inert value
+REMOVED = {
+    "train.marginal_loss": 0.0,
+    "train.sequence_whitened_loss": 0.0,
+    "train.sequence_whitened_rescale": False,
+    "train.window_covariance_loss": 0.0,
+    "train.window_covariance_lags": 1,
+    "train.window_covariance_whitening": "window",
+    "train.predictor_loss": 0.0,
+    "train.predictor_lags": 5,
+    "train.step_profile_loss": 0.0,
+    "train.r1_gamma": 0.0,
+    "train.r1_epsilon": 0.01,
+    "train.r1_every": 1,
+    "train.r1_stride": 1,
+}
+REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
+
+KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED)
+
+
+def removed_term_error(name, where):
+    return ConfigError(f"{where}: the {name!r} generator term was removed: it did not improve the scores on real "
+                       f"data ({RESULTS_PAGE}); remove it from train.terms")
+
+
+def translate(flat, origins, removed="refuse"):
+    """{dotted key: value} with the keys of KEYS replaced: old term weights (and their options) become a
+    train.terms list, removed keys at their inert value are dropped, at another value refused (or dropped with
+    removed="drop"). origins: {key: where it came from}, for messages. Returns the new flat mapping."""
+    out = {k: v for k, v in flat.items() if k not in KEYS}
+    for key in REMOVED:
+        if key in flat and flat[key] != REMOVED[key] and removed != "drop":
+            raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {flat[key]!r}: this option was removed: it "
+                              f"did not improve the scores on real data ({RESULTS_PAGE}); remove the key")
+    old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
+    if not old:
+        return out
+    if "train.terms" in flat:
+        raise ConfigError(f"{origins.get(old[0], '<config>')}: {old[0]}: the terms are set by train.terms; "
+                          f"write it as a train.terms entry (e.g. [{{name: moment, weight: 1.0}}]) and remove {old[0]}")
+    terms = []
+    for key, (name, options) in TERM_KEYS.items():
+        weight = flat.get(key, 0.0)
+        if weight:
+            terms.append({"name": name, "weight": weight,
+                          **{option: flat[o] for o, option in options.items() if o in flat}})
+    out["train.terms"] = terms  # given (possibly empty): the config chose its terms
+    return out

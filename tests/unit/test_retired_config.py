@@ -1,0 +1,77 @@
+"""Keys of earlier versions in a config (gan_sru/config/retired.py): the kept terms' weight keys become
+train.terms entries; removed options are dropped at their inert value and refused, naming the key, at another
+(or dropped, for a run folder read to sample from)."""
+import pytest
+
+from gan_sru import ConfigError
+from gan_sru.config import load_config, retired
+from gan_sru.train.terms import term_list
+
+REMOVED_MESSAGE = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
+                  r"2026-11-28-recipe.md\); remove the key"
+
+
+def write(tmp_path, text):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_old_term_keys_become_train_terms_entries_with_their_options(tmp_path):
+    cfg = load_config(write(tmp_path, "train:\n  moment_loss: 1.0\n  innovation_loss: 0.0\n"
+                                      "  sequence_moment_loss: 0.5\n  sequence_moment_tails: true\n"
+                                      "  sequence_moment_lags: 4\n  class_moment_loss: 2\n  steps: 7\n"))
+    assert cfg.train.terms == [{"name": "moment", "weight": 1.0},
+                               {"name": "sequence_moment", "weight": 0.5, "tails": True, "lags": 4},
+                               {"name": "class_moment", "weight": 2}]
+    assert cfg.train.steps == 7 and not hasattr(cfg.train, "moment_loss")
+    # every weight 0: the config chose no terms (an empty list, not null)
+    assert load_config(write(tmp_path, "train:\n  moment_loss: 0.0\n")).train.terms == []
+    assert load_config(None).train.terms is None
+
+
+def test_set_of_an_old_term_key_works():
+    cfg = load_config(None, ["train.moment_loss=1", "train.sequence_moment_loss=0.25"])
+    assert cfg.train.terms == [{"name": "moment", "weight": 1}, {"name": "sequence_moment", "weight": 0.25}]
+    assert [t.name for t in term_list(cfg.train)] == ["moment", "sequence_moment"]
+
+
+@pytest.mark.parametrize("key", sorted(retired.REMOVED))
+def test_a_removed_key_at_its_inert_value_is_dropped(tmp_path, key):
+    section, leaf = key.split(".")
+    value = retired.REMOVED[key]
+    text = value if isinstance(value, str) else str(value).lower()  # as YAML writes it
+    from_file = load_config(write(tmp_path, f"{section}:\n  {leaf}: {text}\n"))
+    assert from_file == load_config(None, [f"{key}={text}"]) == load_config(None)
+
+
+@pytest.mark.parametrize("key, value", [("train.r1_gamma", "1.0"), ("train.r1_stride", "4"),
+                                        ("train.predictor_loss", "0.5"), ("train.marginal_loss", "1"),
+                                        ("train.window_covariance_whitening", "step"),
+                                        ("train.sequence_whitened_rescale", "true")])
+def test_a_removed_key_at_another_value_is_refused_naming_it(tmp_path, key, value):
+    section, leaf = key.split(".")
+    path = write(tmp_path, f"{section}:\n  {leaf}: {value}\n  moment_loss: 1.0\n")
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {REMOVED_MESSAGE}"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=rf"--set '{key}={value}': {key}: .*: {REMOVED_MESSAGE}"):
+        load_config(None, [f"{key}={value}"])
+    cfg = load_config(path, removed="drop")  # a run folder read to sample from: the option does not matter there
+    assert cfg.train.terms == [{"name": "moment", "weight": 1.0}]
+
+
+def test_old_term_keys_together_with_train_terms_are_refused(tmp_path):
+    path = write(tmp_path, "train:\n  terms: [{name: moment, weight: 1.0}]\n  sequence_moment_loss: 1.0\n")
+    with pytest.raises(ConfigError, match=r"cfg.yaml: train.sequence_moment_loss: the terms are set by train.terms; "
+                                          r"write it as a train.terms entry .* and remove train.sequence_moment_loss"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"--set 'train.moment_loss=2': train.moment_loss: the terms are set by "
+                                          r"train.terms"):
+        load_config(None, ["train.terms=[{name: moment, weight: 1}]", "train.moment_loss=2"])
+
+
+def test_a_train_terms_entry_naming_a_removed_term_is_refused():
+    cfg = load_config(None, ["train.terms=[{name: predictor, weight: 0.5, lags: 5}]"])
+    with pytest.raises(ConfigError, match=r"train.terms entry 0: the 'predictor' generator term was removed: it did "
+                                          r"not improve the scores on real data \(docs/results/2026-11-28-recipe.md\)"):
+        term_list(cfg.train)
