@@ -7,15 +7,15 @@
     .venv/bin/python benchmarks/quality.py --table      # quality.md and .png again from quality.json
     .venv/bin/python benchmarks/quality.py --rescore 'long64 (log grid)' --repeats 10
 
-For each set, configs/<set>.yaml is trained in this process by the project's Trainer on the CPU context for
-its budget of wall-clock training time (--minutes: one number for every set, or SET=M pairs; by default
-BUDGETS, the budgets of the README's table) (benchmarks/scores_over_time.TimeMarks: a checkpoint at the mark, then
-the trainer stops), into RUN_DIR/quality_<set>; or, with --steps N, for N steps whatever time they take (a
-row that a loaded machine does not change; its "training" cell says the steps); then
-`gan_sru.commands.evaluate.evaluate_run` scores that checkpoint (with train.select on, the one selection chose;
-its scoring counts in the budget) with --protocol (default paper: TimeGAN's
-2000 / 5000 iterations, GRU hidden C // 2), N = every held-out real sequence (or --num), --repeats repeats of
-the discriminative score, into RUN/evaluation/.
+For each set, configs/<set>.yaml (the long sets: configs/wide.yaml at their length, SETS) is trained in this
+process by the project's Trainer on the CPU context for its budget of wall-clock training time (--minutes: one
+number for every set, or SET=M pairs; by default BUDGETS, the budgets of the README's table)
+(benchmarks/scores_over_time.TimeMarks: a checkpoint at the mark, then the trainer stops), into
+RUN_DIR/quality_<set>; or, with --steps N, for N steps whatever time they take (a row that a loaded machine does
+not change; its "training" cell says the steps); then `gan_sru.commands.evaluate.evaluate_run` scores that
+checkpoint (with train.select on, the one selection chose; its scoring counts in the budget) with --protocol
+(default paper: TimeGAN's 2000 / 5000 iterations, GRU hidden C // 2), N = every held-out real sequence (or --num),
+--repeats repeats of the discriminative score, into RUN/evaluation/.
 The table: discriminative, predictive (TSTR MAE), Context-FID, correlational score, each generated / floor
 (held-out real vs real), and the training speed (steps/s, ms per step, ms per step per time step: a
 constant last column means step time grows linearly with length; over the training's own seconds, those
@@ -55,6 +55,11 @@ SCORES = ("discriminative", "predictive", "context_fid", "correlational")
 # the README's table gives them (a step costs time in proportion to the length; the issue sets no budget there).
 BUDGETS = {"wide": 15.0, "long64": 10.0, "long128": 25.0, "long256": 45.0, "sines": 10.0}
 DEFAULT_BUDGET = 15.0  # a set not in BUDGETS
+# Sets that are a config with overrides: the wide set's signal in longer windows, with fewer sequences and
+# smaller batches (memory and set-up grow with the length). Any other set is configs/<set>.yaml as it is.
+SETS = {"long64": ("wide", ["data.seq_len=64", "data.num_sequences=5000", "train.batch_size=64"]),
+        "long128": ("wide", ["data.seq_len=128", "data.num_sequences=3000", "train.batch_size=64"]),
+        "long256": ("wide", ["data.seq_len=256", "data.num_sequences=2000", "train.batch_size=32"])}
 QUICK = {"minutes": 1.0, "protocol": "fast", "num": 200, "repeats": 2, "stem": "quality_quick"}
 
 
@@ -137,8 +142,14 @@ def train_steps(cfg, progress):
             "select_seconds": round(trainer.selection.seconds, 1)}
 
 
+def set_config(name):
+    """(config path relative to the repository, overrides) of set `name`."""
+    config, overrides = SETS.get(name, (name, []))
+    return f"configs/{config}.yaml", list(overrides)
+
+
 def run_set(name, args, minutes):
-    """Train configs/<name>.yaml for `minutes` (or args.steps steps) and evaluate it; returns the set's entry
+    """Train set `name` (set_config) for `minutes` (or args.steps steps) and evaluate it; returns the set's entry
     for quality.json."""
     from scores_over_time import train
 
@@ -154,7 +165,8 @@ def run_set(name, args, minutes):
     if args.steps:
         overrides[2] = f"train.steps={args.steps}"
         minutes = None
-    cfg = load_config(os.path.join(REPO, "configs", f"{name}.yaml"), overrides + args.overrides)
+    config, set_overrides = set_config(name)
+    cfg = load_config(os.path.join(REPO, config), set_overrides + overrides + args.overrides)
     run_path = os.path.join(cfg["run_dir"], cfg["name"])
     if os.path.exists(run_path):
         import shutil
@@ -172,7 +184,8 @@ def run_set(name, args, minutes):
     targets = row_targets(name, args.overrides)
     generated, floors, met = _scores(result, targets)
     entry = {
-        "set": name, "dataset": name, "config": f"configs/{name}.yaml", "overrides": args.overrides, "length": length,
+        "set": name, "dataset": name, "config": config, "set_overrides": set_overrides, "overrides": args.overrides,
+        "length": length,
         "features": result.get("num_features") or cfg["data"]["num_features"],
         "budget_minutes": minutes, "steps": mark["step"], "train_seconds": mark["train_seconds"],
         "select": cfg["train"]["select"], "evaluated_step": result["checkpoint_step"], "select_seconds": select_s,
@@ -360,8 +373,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     for name in names:
-        if not os.path.exists(os.path.join(REPO, "configs", f"{name}.yaml")):
-            raise SystemExit(f"--sets: no configs/{name}.yaml")
+        if not os.path.exists(os.path.join(REPO, set_config(name)[0])):
+            raise SystemExit(f"--sets: no configs/{name}.yaml (nor a set of SETS)")
     budgets = parse_budgets(args.minutes, names)
     for key in [k.strip() for k in args.rescore.split(";") if k.strip()] if args.rescore else ():
         if key not in doc["sets"]:

@@ -1,10 +1,10 @@
 """A training step's time in two or more checkouts of this repository, or under two or more sets of config
 overrides, side by side: what a code change or an option saves.
 
-    .venv/bin/python benchmarks/step_time.py --trees OLD_CHECKOUT,. [--configs wide,long64] [--steps 40]
+    .venv/bin/python benchmarks/step_time.py --trees OLD_CHECKOUT,. [--configs wide,sines] [--steps 40]
         [--rounds 3] [--set KEY=VALUE ...]
-    .venv/bin/python benchmarks/step_time.py --trees . --variant "" --variant train.r1_stride=4 \
-        --variant train.r1_stride=4,model.discriminator.identity_skip=true
+    .venv/bin/python benchmarks/step_time.py --trees . --variant "" --variant data.seq_len=64 \
+        --variant data.seq_len=64,model.discriminator.identity_skip=true
 
 Each (tree, variant) pair is one contender, the first the baseline; a variant is comma-separated KEY=VALUE
 overrides on top of --set ("" for none).

@@ -76,9 +76,9 @@ def test_lorenz96_statistics_are_circular_and_as_published():
 
 
 def test_configs_select_the_built_in_sets():
-    for name, shape in (("wide", (24, 28)), ("lorenz96", (24, 28)), ("long64", (64, 28)), ("long128", (128, 28)),
-                        ("long256", (256, 28))):
-        cfg = load_config(os.path.join(CONFIGS, f"{name}.yaml"), ["data.num_sequences=20"])
+    for name, length, shape in (("wide", [], (24, 28)), ("lorenz96", [], (24, 28)),
+                                ("wide", ["data.seq_len=64"], (64, 28)), ("wide", ["data.seq_len=256"], (256, 28))):
+        cfg = load_config(os.path.join(CONFIGS, f"{name}.yaml"), ["data.num_sequences=20"] + length)
         ds = load_dataset(cfg["data"], cfg["seed"])
         assert len(ds) == 20 and ds.sequences[0].shape == shape and ds.source == cfg["data"]["source"]
         flat = np.concatenate(ds.sequences)
