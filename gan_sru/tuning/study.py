@@ -1,5 +1,6 @@
 """The Study: one search over a config, run by one or more worker processes; its best config."""
 import io
+import json
 import os
 import socket
 import time
@@ -117,8 +118,9 @@ class Study:
         from gan_sru.data import training_data
         from gan_sru.train import Trainer
 
-        data = training_data(self._trial_cfg(load_config(self.config, overrides=self.overrides)))
-        values = suggest(trial, data.train.num_features, int(max(data.dataset.lengths)))
+        base = self._trial_cfg(load_config(self.config, overrides=self.overrides))
+        data = training_data(base)
+        values = suggest(trial, data.train.num_features, int(max(data.dataset.lengths)), base.train.terms)
         cfg = self._trial_cfg(load_config(self.config, overrides=self.overrides + _overrides(values)))
         cfg.name = f"trial_{trial.number:04d}"
         run_path = os.path.join(cfg.run_dir, cfg.name)
@@ -178,7 +180,8 @@ class Study:
         from gan_sru.data import training_data
 
         data = training_data(data_cfg)
-        values = to_config_values(best.params, data.train.num_features, int(max(data.dataset.lengths)))
+        values = to_config_values(best.params, data.train.num_features, int(max(data.dataset.lengths)),
+                                  data_cfg.train.terms)
         cfg = load_config(self.config, overrides=self.overrides + _overrides(values))
         cfg.name = f"{self.cfg.name}-tuned"
         comment = (f"gan-sru tune: study {self.name}, trial {best.number} of {len(study.trials)}, validation "
@@ -194,7 +197,8 @@ class SurplusTrial(Exception):
 
 
 def _overrides(values):
-    return [f"{k}={v!r}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items()]
+    return [f"{k}={v!r}" if isinstance(v, float) else f"{k}={json.dumps(v)}" if isinstance(v, list) else f"{k}={v}"
+            for k, v in values.items()]
 
 
 def _duration_text(seconds):

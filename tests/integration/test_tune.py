@@ -164,3 +164,22 @@ def test_size_factors_follow_the_size_rules():
     assert out["model.generator.hidden_size"] == max(16, -(-rules["model.generator.hidden_size"] // 32) * 16)
     assert out["model.discriminator.hidden_size"] == rules["model.discriminator.hidden_size"] * 2
     assert out["train.g_lr"] == 1e-3
+
+
+def test_term_weights_become_train_terms_on_top_of_the_configs_own():
+    """A searched weight replaces that term's weight in the config's train.terms (options kept), or adds the
+    term; the result loads on a config that sets train.terms (configs/wide.yaml) as on one that does not."""
+    from gan_sru.tuning import to_config_values
+    from gan_sru.tuning.study import _overrides
+
+    own = [{"name": "sequence_moment", "weight": 1.0, "lags": 4}, {"name": "innovation", "weight": 1.0}]
+    out = to_config_values({"train.moment_loss": 0.5, "train.sequence_moment_loss": 2.0}, 5, 24, own)
+    assert out == {"train.terms": [{"name": "sequence_moment", "weight": 2.0, "lags": 4},
+                                   {"name": "innovation", "weight": 1.0}, {"name": "moment", "weight": 0.5}]}
+    assert own[0]["weight"] == 1.0  # the config's list is not changed
+    values = {"train.moment_loss": 0.5, "train.sequence_moment_loss": 2.0}
+    for config in ("wide", "sines"):
+        cfg = load_config(os.path.join(os.path.dirname(CONFIG), f"{config}.yaml"))
+        tuned = load_config(os.path.join(os.path.dirname(CONFIG), f"{config}.yaml"),
+                            _overrides(to_config_values(values, 5, 24, cfg.train.terms)))
+        assert tuned.train.terms == [{"name": "moment", "weight": 0.5}, {"name": "sequence_moment", "weight": 2.0}]
