@@ -168,8 +168,9 @@ def training_split(cfg, run_path=None, data=None, force=False):
 
 class Reference:
     """What sampling needs of the training split, from the run folder's sampling.json (no data read):
-    lengths (N,) int64; attributes (N, W) float32 encoded attribute rows or None; sequences: the first training
-    sequences (float32 (L_i, C + K), [0, 1] scale) with their attributes, for pictures. Runs written before the
+    lengths (N,) int64; attributes (N, W) float32 encoded attribute rows or None; sequences: training sequences
+    drawn at random over the split (float32 (L_i, C + K), [0, 1] scale; the first ones in records written
+    before) with their attributes, for pictures. Runs written before the
     record existed re-read their data from the path their config records."""
 
     def __init__(self, lengths, attributes, sequences, reference_attributes):

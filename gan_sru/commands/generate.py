@@ -18,8 +18,9 @@ column names and time spacing), so generate never reads the training data and wo
     samples.parquet        the same table as Parquet (runs trained on a table)
     generate.json          what produced the files: run, checkpoint step, num, seed, lengths, features
     samples.png            grid of the first 16 generated sequences
-    real_vs_generated.png  training sequences (blue) and generated ones (orange), one panel and axis per
-                           feature (at most 8: the highest-variance ones of wider data)
+    real_vs_generated.png  training sequences (blue; 50 of the reference drawn at random with the run's seed,
+                           as training's pictures draw theirs) and generated ones (orange), one panel and axis
+                           per feature (at most 8: the highest-variance ones of wider data)
     correlation.png        feature correlations of the reference training sequences and of the samples, and
                            their difference (data with 2 or more features)
     training.gif           16 sequences with fixed noise (--seed) from every checkpoint kept in the run folder
@@ -40,6 +41,7 @@ import numpy as np
 from gan_sru import CheckpointError, ConfigError, RunFolderError
 from gan_sru.data import save_sequences
 from gan_sru.data.readers import SUFFIXES, suffix_of
+from gan_sru.data.summary import picture_indices
 from gan_sru.files import atomic_write_text
 from gan_sru.sampling import (
     MAX_NUM,
@@ -53,6 +55,7 @@ from gan_sru.sampling import (
 )
 
 GIF_ITEMS = 16
+PICTURE_REAL = 50  # real sequences in real_vs_generated.png
 SAMPLE_FILES = ("samples.npy", "samples.npz", "samples.csv")
 
 
@@ -101,6 +104,13 @@ def main(args):
         if key in paths:
             print(f"  {paths[key]}")
     return 0
+
+
+def picture_real(sequences, seed, k=PICTURE_REAL):
+    """The real sequences real_vs_generated.png shows: k of the reference drawn at random without replacement
+    (picture_indices, seeded by the run's seed as training's pictures are), not its first k, which for windows
+    of one long series are neighbours."""
+    return [sequences[i] for i in picture_indices(len(sequences), seed, k)]
 
 
 def attribute_rows(run, train, num, seed, conditions=None, condition=None):
@@ -248,7 +258,7 @@ def _write_folder(run, ref, full, samples, columns, table, rows, attrs, lengths,
         from gan_sru.conditional.plots import conditional_pictures
 
         paths.update(conditional_pictures(run, refset, full, rows, out, f"{name}: ", run.step))
-    real = [run.scaler.inverse(s)[:, :width] for s in refset.sequences[:50]]
+    real = [run.scaler.inverse(s)[:, :width] for s in picture_real(refset.sequences, run.cfg.seed)]
     paths["real_vs_generated.png"] = plots.real_vs_fake(real, samples, os.path.join(out, "real_vs_generated.png"),
                                                         title=f"{name}: real vs generated, step {run.step}")
     if width >= 2:

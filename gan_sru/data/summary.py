@@ -175,11 +175,19 @@ def fingerprint(path):
     return {"files": entries, "size": sum(e["size"] for e in entries), "sha256": total.hexdigest()}
 
 
-def sampling_record(data, data_cfg, run_path):
+def picture_indices(n, seed, k=16):
+    """The training sequences a sample picture shows: k of the n drawn at random without replacement (the
+    same for every frame of a run), so windows cut from one long series come from all over it rather than
+    from one stretch of neighbours. Returns an int array of min(k, n) indices."""
+    return np.random.default_rng(seed).choice(n, size=min(k, n), replace=False)
+
+
+def sampling_record(data, data_cfg, run_path, seed=0):
     """The JSON-able record that sampling reads instead of the data: where the data was (absolute path, the
     path relative to the run folder when it lies inside it, its fingerprint), the training split's lengths
-    (N,) and encoded attribute rows (N, W) or None, and a reference of the first training sequences (scaled
-    [0, 1], (L_i, C + K) with one-hot blocks, at most 200 and REFERENCE_VALUES values) for the pictures."""
+    (N,) and encoded attribute rows (N, W) or None, and a reference of training sequences for the pictures
+    (scaled [0, 1], (L_i, C + K) with one-hot blocks, at most 200 and REFERENCE_VALUES values): drawn at random
+    over the whole split with `seed` (picture_indices), in their order there."""
     train = data.train
     record = {"format": 1, "data": {"source": data_cfg["source"], "path": None, "in_run": None, "fingerprint": None},
               "lengths": [int(n) for n in train.lengths],
@@ -191,9 +199,10 @@ def sampling_record(data, data_cfg, run_path):
                               in_run=None if inside.startswith(os.pardir) else inside)
     width = train.sequences[0].shape[1] if len(train) else 1
     count = max(1, min(200, REFERENCE_VALUES // max(1, int(np.mean(train.lengths)) * width))) if len(train) else 0
+    picked = np.sort(picture_indices(len(train), seed, count))
     record["reference"] = {
-        "sequences": [np.asarray(s, np.float64).tolist() for s in train.sequences[:count]],
-        "attributes": None if train.attributes is None else train.attributes[:count].astype(float).tolist()}
+        "sequences": [np.asarray(train.sequences[i], np.float64).tolist() for i in picked],
+        "attributes": None if train.attributes is None else train.attributes[picked].astype(float).tolist()}
     return record
 
 
