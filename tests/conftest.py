@@ -143,3 +143,68 @@ def mutate_yaml(draw, text, bits, scalars, max_edits, max_cut, ops=("delete", "i
                 lines[k] = " " * draw(st.integers(0, 5)) + lines[k].lstrip()
             text = "\n".join(lines)
     return text
+
+
+# `gan-sru score`'s file inputs (--real, --holdout, --fake): small files in data units, good or with one defect
+SCORE_FORMATS = (".csv", ".npy", ".parquet")
+SCORE_DEFECTS = ("good", "wrong columns", "wrong width", "empty file", "header only", "nan", "inf", "text cell",
+                 "one sequence", "one step", "missing file", "not data")
+
+
+def write_score_file(path, fmt, defect, seed=0):
+    """Write one score input at `path` + fmt and return its path: 6 sequences of 8 steps and features (a, b)
+    (an (N, L, C) array for .npy), in data units, with `defect` (one of SCORE_DEFECTS) built in."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n, steps, names = 6, 8, ["a", "b"]
+    if defect == "one sequence":
+        n = 1
+    elif defect == "one step":
+        steps = 1
+    elif defect == "wrong columns":
+        names = ["a", "c"]
+    elif defect == "wrong width":
+        names = ["a", "b", "c"]
+    x = rng.normal(10.0, 3.0, size=(n, steps, len(names)))
+    if defect in ("nan", "inf"):
+        x[n // 2, steps // 2, 0] = np.nan if defect == "nan" else np.inf
+    path = f"{path}{fmt}"
+    if defect == "missing file":
+        return path
+    if defect in ("empty file", "not data"):
+        with open(path, "wb") as f:
+            f.write(b"" if defect == "empty file" else b"\x00\xffnot a data file\n" * 3)
+        return path
+    if defect == "header only":
+        x = x[:0]
+    if fmt == ".npy":
+        np.save(path, x)
+        return path
+    frame = pd.DataFrame({"id": np.repeat(np.arange(len(x)), steps), "time": np.tile(np.arange(steps), len(x)),
+                          **{name: x[..., k].ravel() for k, name in enumerate(names)}})
+    if defect == "text cell":
+        frame["a"] = frame["a"].astype(object)
+        frame.loc[len(frame) // 2, "a"] = "x"
+    if fmt == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.astype({"a": str} if defect == "text cell" else {}).to_parquet(path, index=False)
+    return path
+
+
+def score_inputs(draw, folder):
+    """For Hypothesis strategies: --real, --holdout (now and then left out) and --fake options naming files
+    written into `folder`, mostly of one format, each good or with a drawn defect (write_score_file)."""
+    from hypothesis import strategies as st
+
+    fmt = draw(st.sampled_from(SCORE_FORMATS))
+    argv = []
+    for option in ("--real", "--holdout", "--fake"):
+        if option == "--holdout" and not draw(st.integers(0, 3)):
+            continue
+        kind = fmt if draw(st.integers(0, 5)) else draw(st.sampled_from(SCORE_FORMATS))
+        defect = draw(st.sampled_from(("good",) * len(SCORE_DEFECTS) + SCORE_DEFECTS))
+        argv += [option, write_score_file(os.path.join(str(folder), option[2:]), kind, defect,
+                                          draw(st.integers(0, 3)))]
+    return argv

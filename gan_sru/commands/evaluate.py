@@ -1,7 +1,7 @@
 """`gan-sru evaluate`: how close a trained run's samples are to real data, with a real-vs-real floor.
 
     gan-sru evaluate --run runs/sines [--checkpoint STEP] [--num 1000] [--repeats 5] [--seed 0]
-                     [--protocol fast|paper]
+                     [--protocol fast|paper] [--only fidelity,separability,memorisation,privacy]
 
 Everything is computed in the [0, 1] training scale (the run's min-max scaling of its training data):
 generated sequences are the generator's sigmoid output as it is, real ones the scaled training data, so
@@ -15,8 +15,9 @@ Sets compared (all re-created from the run's config; `--seed` picks the subsets 
              floor, what a perfect generator would score with that many sequences.
 Scores (gan_sru.metrics), all lower is better:
   discriminative  TimeGAN's post-hoc GRU classifier, |accuracy - 0.5|, mean and std over --repeats (0 best)
-  predictive      TSTR: a GRU trained on the other set (generated / held-out) predicts the last feature one step
-                  ahead on `real`; MAE, mean and std over --repeats regressors as in TimeGAN's code (2+ features)
+  predictive      TSTR: a GRU trained on the other set (generated / held-out) reads all features and predicts
+                  every numeric one a step ahead on `real`; MAE, mean and std over --repeats regressors as in
+                  TimeGAN's code
   context_fid     Context-FID: Fréchet distance of TS2Vec embeddings, the encoder trained on `real`
                   (one encoder, seeded by --seed, for both the generated set and the floor)
   correlational   Diffusion-TS's correlational score: |corr(other) - corr(real)| over the lower triangle / 10,
@@ -29,6 +30,8 @@ What tells them apart (gan_sru.metrics.separability; commands/evaluate_separabil
   spectrum), how well a logistic regression on that group alone tells generated (and, for the floor,
   held-out) from real: |accuracy - 0.5|, the groups far above their floor first. A diagnosis, not a score
   to compare with papers.
+--only: the sections to compute, as `gan-sru score --only` (gan_sru.commands.sections): fidelity (the scores,
+  their pictures and a conditional run's section), separability, memorisation, privacy; default all.
 --protocol: how the two GRU scores are trained (gan_sru.metrics.protocols): `fast` (default; this project's
   quick settings, for tracking runs) or `paper` (TimeGAN's code's settings, for comparing with papers).
 Writes into RUN/evaluation/ (each evaluation replaces the previous; metrics.json names its checkpoint):
@@ -41,6 +44,7 @@ Writes into RUN/evaluation/ (each evaluation replaces the previous; metrics.json
 """
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -55,6 +59,7 @@ from gan_sru.commands.evaluate_memorisation import (
 )
 from gan_sru.commands.evaluate_separability import PICTURE as SEPARABILITY_PICTURE
 from gan_sru.commands.evaluate_separability import separability_markdown, separability_section, separability_table
+from gan_sru.commands.sections import SECTIONS, check_sections, run_sections
 from gan_sru.files import atomic_write_text
 from gan_sru.sampling import check_run_path, draw_lengths, generate_cut, training_split
 
@@ -63,6 +68,7 @@ SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2"
 PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
             "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png",
             "separability": SEPARABILITY_PICTURE, "memorisation": MEMORISATION_PICTURE}
+FIDELITY_PICTURES = ("pca", "autocorrelation", "real_vs_generated", "correlation", "scores")
 MAX_LAG = 50
 _SUBSET_STREAM = 0xE7A1
 
@@ -92,31 +98,42 @@ def _iterations(iterations, settings, context_fid_default):
     return {k: int(v) for k, v in out.items()}
 
 
-def predictive_target(encoding):
-    """The predictive score's target: None (the last feature) without categorical features, else the last
-    numeric feature (numeric features come first, then the one-hot blocks), -1 when there is none."""
+def check_request(num, repeats, seed):
+    """Refuse --num, --repeats or --seed values that cannot be scored (evaluate and score)."""
+    if num < 2:
+        raise ConfigError(f"--num {num}: expected at least 2 sequences (the classifier needs a train/test split)")
+    if repeats < 1:
+        raise ConfigError(f"--repeats {repeats}: expected at least 1")
+    if not 0 <= seed < 2 ** 32:  # the learned scores seed RandomState([seed, repeat]): 32 bits
+        raise ConfigError(f"--seed {seed}: expected a seed from 0 to 4294967295")
+
+
+def predictive_numeric(encoding):
+    """How many leading features the predictive score predicts: None (all) without categorical features, else
+    the numeric ones' count (numeric features come first, then the one-hot blocks), 0 when there is none."""
     if encoding is None or not encoding.categorical:
         return None
-    return encoding.num_continuous - 1
+    return encoding.num_continuous
 
 
-def score_sets(real, other, repeats, seed, settings, context_fid, progress=True, target=None):
+def score_sets(real, other, repeats, seed, settings, context_fid, progress=True, numeric=None):
     """The scores of `other` (generated or held-out) against `real`, both in the [0, 1] scale.
 
     settings: the protocol's {"discriminative": kwargs, "predictive": kwargs} (``protocol_settings`` with the
     iterations in force); context_fid: the Context-FID of `other`, computed with the other sets' (one encoder).
-    target: the predictive score's target feature (None: the last); mixed data passes its last numeric feature
-    (predictive_target), and data with no numeric feature gets no predictive score.
-    Returns {"discriminative": {mean, std, scores}, "predictive": {mae, std, scores} or None (one feature),
+    numeric: the predictive score's targets, the leading numeric features (None: all); mixed data passes its
+    numeric count (predictive_numeric), and data with no numeric feature gets no predictive score.
+    Returns {"discriminative": {mean, std, scores}, "predictive": {mae, std, scores, mae_per_feature} or None
+    (no numeric feature),
     "context_fid": float, "correlational": {mean, std, scores}, "mmd2": float}.
     """
     from gan_sru import metrics
 
     out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats, seed=seed, progress=progress,
                                                           **settings["discriminative"])}
-    if real[0].shape[1] >= 2 and (target is None or target >= 0):
+    if numeric is None or numeric >= 1:
         out["predictive"] = metrics.predictive_score(other, real, repeats=repeats, seed=seed, progress=progress,
-                                                     target=target, **settings["predictive"])
+                                                     numeric=numeric, **settings["predictive"])
     else:
         out["predictive"] = None
     out["context_fid"] = context_fid
@@ -126,7 +143,7 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True,
 
 
 def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True, out=None, iterations=None,
-                 floor=None, protocol="fast", data=None, force_data=False):
+                 floor=None, protocol="fast", data=None, force_data=False, only=SECTIONS, log=None):
     """Score one checkpoint of a run and write metrics.json, report.md and pictures into `out`.
 
     Args:
@@ -146,20 +163,24 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         protocol: "fast" or "paper" (gan_sru.metrics.protocols): the settings of the two GRU scores.
         data, force_data: --data and --force-data, where the run's training data is now
             (gan_sru.train.run_folder.locate_data; default: the path and fingerprint the run recorded).
+        only: --only, the sections to compute (gan_sru.commands.sections: fidelity, separability,
+            memorisation, privacy; default all); the others stay None in the result.
+        log: called with "[k/n] section" before each section; default: printed to stderr with `progress`.
 
     Returns:
         the dict written to metrics.json (run, checkpoint_step, num_generated, num_real, num_holdout,
         repeats, seed, protocol {name, description, settings of each learned score}, iterations, scale,
-        generated and holdout scores as `score_sets`, targets, pictures, seconds), plus "out": the folder.
+        generated and holdout scores as `score_sets`, targets, separability, memorisation, privacy, pictures,
+        sections, seconds), plus "out": the folder.
     """
     from gan_sru import metrics
     from gan_sru.metrics.ts2vec import default_iterations
     from gan_sru.sampling import TrainedRun
 
-    if num < 2:
-        raise ConfigError(f"--num {num}: expected at least 2 sequences (the classifier needs a train/test split)")
-    if repeats < 1:
-        raise ConfigError(f"--repeats {repeats}: expected at least 1")
+    only = check_sections(only)
+    if log is None:
+        log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
+    check_request(num, repeats, seed)
     settings = metrics.protocol_settings(protocol, 1)  # refuses an unknown protocol before anything loads
     check_run_path(run_path)
     t0 = time.perf_counter()
@@ -181,15 +202,6 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     for name in ("discriminative", "predictive"):
         settings[name]["iterations"] = iters[name]
 
-    need_floor = floor is None and len(held) >= 2
-    fids = metrics.context_fids(real, [fake, held] if need_floor else [fake], iterations=iters["context_fid"],
-                                seed=seed, progress=progress)
-    target = predictive_target(run.encoding)
-    generated = score_sets(real, fake, repeats, seed, settings, fids[0], progress, target)
-    if need_floor:
-        floor = score_sets(real, held, repeats, seed, settings, fids[1], progress, target)
-    if run.cfg.data.source in ("sines", "sines_varlen"):
-        _add_timegan_scale(generated, floor, run.scaler)
     os.makedirs(out, exist_ok=True)
     result = {
         "run": run.folder.path, "checkpoint_step": run.step, "num_generated": len(fake), "num_real": len(real),
@@ -199,24 +211,45 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
                                      "batch_size": 8, "learning_rate": 1e-3}},
         "iterations": iters,
         "scale": "[0, 1] training scale (the run's min-max scaling of its training data)",
-        "generated": generated, "holdout": floor, "targets": TARGETS,
-        "separability": separability_section(real, fake, held, seed, out, run.step),
-        "memorisation": memorisation_section(train.sequences, fake, held, run.cfg.data, out, run.step),
-        "privacy": privacy_section(train.sequences, fake, held, seed),
-        "pictures": dict(PICTURES), "seconds": None,
+        "generated": None, "holdout": None, "targets": TARGETS, "separability": None, "memorisation": None,
+        "privacy": None, "pictures": {}, "sections": list(only), "seconds": None,
     }
-    if floor is None:
+    if floor is None and len(held) < 2:
         result["holdout_note"] = (f"the held-out split has {len(held)} sequence(s) (data.holdout_fraction "
                                   f"{run.cfg.data.holdout_fraction}); at least 2 are needed for a floor")
 
-    write_pictures(real, fake, generated, floor, out, f"step {run.step}")
-    if result["separability"] is None:
-        result["pictures"].pop("separability")
-    if run.encoding is not None:
-        from gan_sru.conditional.evaluate import conditional_section
+    def fidelity():
+        need_floor = floor is None and len(held) >= 2
+        fids = metrics.context_fids(real, [fake, held] if need_floor else [fake], iterations=iters["context_fid"],
+                                    seed=seed, progress=progress)
+        numeric = predictive_numeric(run.encoding)
+        generated = result["generated"] = score_sets(real, fake, repeats, seed, settings, fids[0], progress, numeric)
+        held_scores = result["holdout"] = (score_sets(real, held, repeats, seed, settings, fids[1], progress, numeric)
+                                           if need_floor else floor)
+        if run.cfg.data.source in ("sines", "sines_varlen"):
+            _add_timegan_scale(generated, held_scores, run.scaler)
+        write_pictures(real, fake, generated, held_scores, out, f"step {run.step}")
+        result["pictures"].update({k: PICTURES[k] for k in FIDELITY_PICTURES})
+        if run.encoding is not None:
+            from gan_sru.conditional.evaluate import conditional_section
 
-        result["conditional"] = conditional_section(run, train, holdout, fake, rows, num, repeats, seed, settings,
-                                                    out, progress)
+            result["conditional"] = conditional_section(run, train, holdout, fake, rows, num, repeats, seed,
+                                                        settings, out, progress)
+
+    def separability():
+        result["separability"] = separability_section(real, fake, held, seed, out, run.step)
+        if result["separability"] is not None:
+            result["pictures"]["separability"] = PICTURES["separability"]
+
+    def memorisation():
+        result["memorisation"] = memorisation_section(train.sequences, fake, held, run.cfg.data, out, run.step)
+        result["pictures"]["memorisation"] = PICTURES["memorisation"]
+
+    def privacy():
+        result["privacy"] = privacy_section(train.sequences, fake, held, seed)
+
+    run_sections(only, dict(fidelity=fidelity, separability=separability, memorisation=memorisation,
+                            privacy=privacy), log)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     _write_json(result, os.path.join(out, "metrics.json"))
     atomic_write_text(os.path.join(out, "report.md"), report_markdown(result))
@@ -273,12 +306,13 @@ def _write_json(obj, path):
 
 def _add_timegan_scale(generated, floor, scaler):
     """TimeGAN reports sines as (sin + 1) / 2, spanning half our [0, 1] min-max range, so its MAEs are ours
-    times (max - min) / 2 of the predicted (last) feature in data units. Added as predictive.mae_timegan_scale
-    so the figure compares with the paper's (0.093 for its generator, about 0.094 for real data)."""
-    factor = float(np.asarray(scaler.max)[-1] - np.asarray(scaler.min)[-1]) / 2.0
+    times (max - min) / 2 of each predicted feature in data units, averaged over the features. Added as
+    predictive.mae_timegan_scale so the figure compares with the paper's scale."""
+    factors = (np.asarray(scaler.max, np.float64) - np.asarray(scaler.min, np.float64)).ravel() / 2.0
     for scores in (generated, floor):
         if scores and scores.get("predictive"):
-            scores["predictive"]["mae_timegan_scale"] = scores["predictive"]["mae"] * factor
+            per = np.asarray(scores["predictive"]["mae_per_feature"])
+            scores["predictive"]["mae_timegan_scale"] = float(np.mean(per * factors[:len(per)]))
 
 
 def format_score(name, value):
@@ -332,24 +366,47 @@ def report_markdown(result):
         f"- Context-FID: TS2Vec encoder (320 dimensions, batch 8, lr 1e-3) trained {it['context_fid']} iterations "
         f"on the real set; correlational score: mean ± std over 5 draws of a fifth of the real set's size",
         f"- scale: all scores in the {r['scale']}",
-        "",
-        score_table(r),
-        "",
-        "The predictive target compares with TimeGAN's figures, which use TimeGAN's scale for sines "
-        "((sin + 1) / 2, half our range): the value in brackets.",
-        "",
-        "Lower is better everywhere. The floor scores held-out real data against the same training data the "
-        "same way: the best a generator can be expected to reach with these set sizes.",
     ]
+    sections = r.get("sections", SECTIONS)
+    if tuple(sections) != SECTIONS:
+        lines.append(f"- sections (--only): {', '.join(sections)}; not computed: "
+                     f"{', '.join(s for s in SECTIONS if s not in sections)}")
     if r.get("holdout_note"):
         lines += ["", f"No floor: {r['holdout_note']}."]
     from gan_sru.report import sample_size_warning
 
     if sample_size_warning(r):
         lines += ["", f"Warning: {sample_size_warning(r)}."]
+    if r["generated"] is not None:
+        lines += _fidelity_markdown(r)
+    if r["separability"] is not None:
+        lines += [separability_markdown(r["separability"])]
+    if r.get("memorisation"):
+        lines += [memorisation_markdown(r["memorisation"])]
+    if r.get("privacy"):
+        lines += [privacy_markdown(r["privacy"])]
+    if r.get("conditional"):
+        from gan_sru.conditional.evaluate import conditional_markdown
+
+        lines += [conditional_markdown(r["conditional"])]
+    return "\n".join(lines)
+
+
+def _fidelity_markdown(r):
+    """report.md's lines of the fidelity section: the score table, its notes and the pictures."""
+    lines = [
+        "",
+        score_table(r),
+        "",
+        "The predictive score predicts every numeric feature one step ahead from all features (TimeGAN's "
+        "post-hoc regressor); for sines the value in brackets is in TimeGAN's scale ((sin + 1) / 2, half our range).",
+        "",
+        "Lower is better everywhere. The floor scores held-out real data against the same training data the "
+        "same way: the best a generator can be expected to reach with these set sizes.",
+    ]
     if r["generated"]["predictive"] is None:
-        lines += ["", "No predictive score: the data has one feature (the score predicts the last feature "
-                      "from the others)."]
+        lines += ["", "No predictive score: the data has no numeric feature (the score predicts the numeric "
+                      "features; categories are inputs only)."]
     lines += [
         "",
         "## Pictures",
@@ -368,17 +425,7 @@ def report_markdown(result):
         f"Scores of the generated data next to the floor:\n\n![scores]({PICTURES['scores']})",
         "",
     ]
-    if r["separability"] is not None:
-        lines += [separability_markdown(r["separability"])]
-    if r.get("memorisation"):
-        lines += [memorisation_markdown(r["memorisation"])]
-    if r.get("privacy"):
-        lines += [privacy_markdown(r["privacy"])]
-    if r.get("conditional"):
-        from gan_sru.conditional.evaluate import conditional_markdown
-
-        lines += [conditional_markdown(r["conditional"])]
-    return "\n".join(lines)
+    return lines
 
 
 def main(args):
@@ -390,7 +437,8 @@ def main(args):
     try:
         result = evaluate_run(args.run, step=args.checkpoint, num=args.num, repeats=args.repeats, seed=args.seed,
                               progress=not args.no_progress, protocol=getattr(args, "protocol", "fast"),
-                              data=getattr(args, "data", None), force_data=getattr(args, "force_data", False))
+                              data=getattr(args, "data", None), force_data=getattr(args, "force_data", False),
+                              only=getattr(args, "only", SECTIONS))
     except OSError as e:  # a read-only run folder, a full disk: one line, and no half-written evaluation/
         if created:
             import shutil
@@ -399,10 +447,12 @@ def main(args):
         from gan_sru import RunFolderError
 
         raise RunFolderError(f"cannot write the evaluation to {e.filename or out}: {e.strerror or e}") from None
+    some = "" if tuple(result["sections"]) == SECTIONS else f", sections {', '.join(result['sections'])}"
     print(f"{os.path.basename(result['run'])}, checkpoint step {result['checkpoint_step']}, "
           f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale, "
-          f"{result['protocol']['name']} protocol:")
-    print(score_table(result))
+          f"{result['protocol']['name']} protocol{some}:")
+    if result["generated"] is not None:
+        print(score_table(result))
     from gan_sru import tracking
 
     if tracking.log_evaluation(result):  # a tracked run (RUN/tracking.json): its scores join its MLflow run

@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-SECTIONS = ("fidelity", "separability", "memorisation", "privacy")
+from gan_sru.commands.sections import SECTIONS, add_only_argument, check_sections, run_sections
+
 _SUBSET_STREAM = 0xE7A1  # the same subsets as evaluate
 
 
@@ -32,24 +33,12 @@ def add_arguments(p):
     p.add_argument("--num", type=int, default=1000, help="at most this many sequences of each set (default: 1000)")
     p.add_argument("--repeats", type=int, default=5, help="repeats of the classifier and regressor (default: 5)")
     p.add_argument("--protocol", default="fast", choices=("fast", "paper"))
-    p.add_argument("--only", type=only_arg, default=SECTIONS, metavar="SECTIONS",
-                   help=f"comma-separated sections to compute, of {', '.join(SECTIONS)} (default: all)")
+    add_only_argument(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--id-column", default="id")
     p.add_argument("--time-column", default="time")
     p.add_argument("--feature-columns", default=None, help="comma-separated feature columns (default: all others)")
     p.add_argument("--no-progress", action="store_true")
-
-
-def only_arg(text):
-    """--only: a comma-separated subset of SECTIONS."""
-    import argparse
-
-    names = tuple(t.strip() for t in text.split(",") if t.strip())
-    bad = [n for n in names if n not in SECTIONS]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a comma-separated list of {', '.join(SECTIONS)}")
-    return names
 
 
 def read_set(path, columns, what):
@@ -59,8 +48,9 @@ def read_set(path, columns, what):
 
     try:
         raw = read_data(path, *columns)
-    except DataError as e:
-        raise DataError(f"--{what} {path}: {e}") from None
+    except DataError as e:  # the reader's message starts with the path where it names it
+        text = str(e)
+        raise DataError(f"--{what} {text}" if text.startswith(f"{path}:") else f"--{what} {path}: {text}") from None
     seqs = [np.asarray(a, np.float64) for a in raw.arrays]
     for i, s in enumerate(seqs):
         if not np.all(np.isfinite(s)):
@@ -76,7 +66,7 @@ def score_files(real_path, fake_path, out, holdout_path=None, num=1000, repeats=
     Returns the metrics.json dict (evaluate's keys; "run" is the real file, "checkpoint_step" None, plus
     "sections": those computed, "missing": {section: why not}).
     """
-    from gan_sru import ConfigError, DataError, metrics
+    from gan_sru import DataError, metrics
     from gan_sru.commands import evaluate
     from gan_sru.commands.evaluate_memorisation import memorisation_section, privacy_section
     from gan_sru.commands.evaluate_separability import separability_section
@@ -85,17 +75,15 @@ def score_files(real_path, fake_path, out, holdout_path=None, num=1000, repeats=
     from gan_sru.report import write_html
 
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    if num < 2:
-        raise ConfigError(f"--num {num}: expected at least 2 sequences")
-    if repeats < 1:
-        raise ConfigError(f"--repeats {repeats}: expected at least 1")
+    only = check_sections(only)
+    evaluate.check_request(num, repeats, seed)
     t0 = time.perf_counter()
     train, names = read_set(real_path, columns, "real")
     fake_raw, fake_names = read_set(fake_path, columns, "fake")
     held_raw, held_names = ([], names) if holdout_path is None else read_set(holdout_path, columns, "holdout")
-    for what, other in (("fake", fake_names), ("holdout", held_names)):
+    for what, path, other in (("fake", fake_path, fake_names), ("holdout", holdout_path, held_names)):
         if other != names:
-            raise DataError(f"--{what}: features {other}; expected those of --real: {names}")
+            raise DataError(f"--{what} {path}: features {other}; expected those of --real {real_path}: {names}")
     scaler = MinMaxScaler().fit(train + held_raw)
     scale = lambda seqs: [scaler.transform(s).astype(np.float32) for s in seqs]  # noqa: E731
     train_s, held_s, fake = scale(train), scale(held_raw), scale(fake_raw)
@@ -121,27 +109,31 @@ def score_files(real_path, fake_path, out, holdout_path=None, num=1000, repeats=
               "iterations": iters, "scale": "[0, 1] scale of --real and --holdout's min-max",
               "generated": None, "holdout": None, "targets": evaluate.TARGETS, "separability": None,
               "memorisation": None, "privacy": None, "pictures": {}, "sections": list(only), "missing": missing}
-    todo = [s for s in SECTIONS if s in only]
-    for k, section in enumerate(todo, 1):
-        log(f"[{k}/{len(todo)}] {section}")
-        if section == "fidelity":
-            sets = [fake, held] if len(held) >= 2 else [fake]
-            fids = metrics.context_fids(real, sets, iterations=iters["context_fid"], seed=seed, progress=progress)
-            result["generated"] = evaluate.score_sets(real, fake, repeats, seed, settings, fids[0], progress)
-            if len(held) >= 2:
-                result["holdout"] = evaluate.score_sets(real, held, repeats, seed, settings, fids[1], progress)
-            evaluate.write_pictures(real, fake, result["generated"], result["holdout"], out, "scored files")
-            result["pictures"].update({k: evaluate.PICTURES[k] for k in
-                                       ("pca", "autocorrelation", "real_vs_generated", "correlation", "scores")})
-        elif section == "separability":
-            result["separability"] = separability_section(real, fake, held, seed, out, "scored files")
-            if result["separability"] is not None:
-                result["pictures"]["separability"] = evaluate.PICTURES["separability"]
-        elif section == "memorisation":
-            result["memorisation"] = memorisation_section(train_s, fake, held, {}, out, "scored files")
-            result["pictures"]["memorisation"] = evaluate.PICTURES["memorisation"]
-        elif section == "privacy" and len(held) >= 2:
+
+    def fidelity():
+        sets = [fake, held] if len(held) >= 2 else [fake]
+        fids = metrics.context_fids(real, sets, iterations=iters["context_fid"], seed=seed, progress=progress)
+        result["generated"] = evaluate.score_sets(real, fake, repeats, seed, settings, fids[0], progress)
+        if len(held) >= 2:
+            result["holdout"] = evaluate.score_sets(real, held, repeats, seed, settings, fids[1], progress)
+        evaluate.write_pictures(real, fake, result["generated"], result["holdout"], out, "scored files")
+        result["pictures"].update({k: evaluate.PICTURES[k] for k in evaluate.FIDELITY_PICTURES})
+
+    def separability():
+        result["separability"] = separability_section(real, fake, held, seed, out, "scored files")
+        if result["separability"] is not None:
+            result["pictures"]["separability"] = evaluate.PICTURES["separability"]
+
+    def memorisation():
+        result["memorisation"] = memorisation_section(train_s, fake, held, {}, out, "scored files")
+        result["pictures"]["memorisation"] = evaluate.PICTURES["memorisation"]
+
+    def privacy():
+        if len(held) >= 2:
             result["privacy"] = privacy_section(train_s, fake, held, seed)
+
+    run_sections(only, dict(fidelity=fidelity, separability=separability, memorisation=memorisation,
+                            privacy=privacy), log)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     evaluate._write_json(result, os.path.join(out, "metrics.json"))
     from gan_sru.files import atomic_write_text

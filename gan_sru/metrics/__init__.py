@@ -7,7 +7,7 @@ scale [0, 1].
 - ``discriminative_score``: TimeGAN's post-hoc classifier (a GRU) tells real from
   generated; score = |test accuracy - 0.5| (0 is best).
 - ``predictive_score``: TimeGAN's train-on-synthetic-test-on-real; a GRU trained on
-  one set predicts the last feature one step ahead; MAE on the other set.
+  one set reads all features and predicts every numeric one a step ahead; MAE on the other set.
 - ``mmd2``: unbiased MMD^2 with an RBF kernel on flattened sequences.
 - ``context_fid``: Fréchet distance of TS2Vec embeddings (Jeha et al. 2022, as Diffusion-TS), the
   encoder (``ts2vec``, NumPy) trained on the real set.

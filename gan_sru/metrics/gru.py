@@ -4,14 +4,15 @@ Cell (nnabla's ``PF.gru`` form, reset gate applied to ``W_hn h + b_hn``), h_0 = 
     r = sigmoid(x W_ir + b_ir + h W_hr + b_hr)     z = sigmoid(x W_iz + b_iz + h W_hz + b_hz)
     n = tanh(x W_in + b_in + r * (h W_hn + b_hn))  h' = (1 - z) * n + z * h
 Parameters (gates in the order r, z, n along the last axis): ``W_i`` (D, 3H), ``b_i`` (3H,), ``W_h``
-(H, 3H), ``b_h`` (3H,), all uniform +-1/sqrt(H); the head ``W_o`` (H, 1) glorot-uniform (nnabla's
-``PF.affine`` default) and ``b_o`` (1,) zero. Inputs batch-major, x ``(B, L, D)``; inside, arrays are
-(feature, time, batch) so that every per-step loop runs over the batch, contiguous.
+(H, 3H), ``b_h`` (3H,), all uniform +-1/sqrt(H); the head ``W_o`` (H, K) glorot-uniform (nnabla's
+``PF.affine`` default) and ``b_o`` (K,) zero, K outputs (1 for ``"last"``). Inputs batch-major, x
+``(B, L, D)``; inside, arrays are (feature, time, batch) so that every per-step loop runs over the batch,
+contiguous.
 
 Heads: ``"last"`` reads the state at each sequence's last valid step, one logit per sequence, sigmoid
-cross-entropy (the discriminative score); ``"steps"`` puts sigmoid(h_t W_o + b_o) at every step, L1 loss
-over the valid steps (the predictive score). Past its length a sequence's state is held (not updated),
-so the final state is its last valid one and no gradient reaches the padding.
+cross-entropy (the discriminative score); ``"steps"`` puts K outputs sigmoid(h_t W_o + b_o) at every step,
+L1 loss over the valid steps and the K outputs (the predictive score). Past its length a sequence's state is
+held (not updated), so the final state is its last valid one and no gradient reaches the padding.
 
 Why not nnabla: the cell unrolled as nnabla ops (hidden 14) spent its time in per-op overhead, 56-70 s
 per discriminative repeat of TimeGAN's 2000 iterations at 24 steps on 2 cores, 10x that at 256 steps.
@@ -127,24 +128,28 @@ class GRUModel:
     Args:
         num_inputs: D.
         hidden_size: H.
-        head: ``"last"`` (one logit per sequence, sigmoid cross-entropy) or ``"steps"`` (sigmoid output
+        head: ``"last"`` (one logit per sequence, sigmoid cross-entropy) or ``"steps"`` (K sigmoid outputs
             at every step, L1 loss over the valid steps); see the module docstring.
         rng: numpy RandomState of the initialisation.
         dtype: float32 (the scores) or float64 (gradient checks).
+        num_outputs: K, the outputs of the ``"steps"`` head at each step; 1 for ``"last"``.
     """
 
-    def __init__(self, num_inputs, hidden_size, head, rng, dtype=np.float32):
+    def __init__(self, num_inputs, hidden_size, head, rng, dtype=np.float32, num_outputs=1):
         if head not in HEADS:
             raise ValueError(f"GRUModel: head {head!r}; expected one of {HEADS}")
-        D, H = int(num_inputs), int(hidden_size)
+        D, H, K = int(num_inputs), int(hidden_size), int(num_outputs)
+        if K < 1 or (head == "last" and K != 1):
+            raise ValueError(f"GRUModel: num_outputs {K} with head {head!r}; expected 1 for 'last', at least 1 "
+                             "for 'steps'")
         self.head, self.dtype = head, np.dtype(dtype)
-        s, so = 1.0 / math.sqrt(H), math.sqrt(6.0 / (H + 1))
+        s, so = 1.0 / math.sqrt(H), math.sqrt(6.0 / (H + K))
 
         def uniform(shape, lim):
             return rng.uniform(-lim, lim, shape).astype(self.dtype)
 
         self.params = dict(W_i=uniform((D, 3 * H), s), b_i=uniform((3 * H,), s), W_h=uniform((H, 3 * H), s),
-                           b_h=uniform((3 * H,), s), W_o=uniform((H, 1), so), b_o=np.zeros(1, self.dtype))
+                           b_h=uniform((3 * H,), s), W_o=uniform((H, K), so), b_o=np.zeros(K, self.dtype))
         self._work = {}
 
     def _buffer(self, name, shape):
@@ -172,21 +177,23 @@ class GRUModel:
         return xt, lengths, hs, gates
 
     def _outputs(self, hs):
-        """The head's pre-activations: (B,) of the last valid states, or (L, B) at every step."""
+        """The head's pre-activations: (B,) of the last valid states, or (K, L, B) at every step."""
         p = self.params
         if self.head == "last":
             return p["W_o"][:, 0] @ hs[:, -1] + p["b_o"][0]
         H, L1, B = hs.shape
-        return (p["W_o"][:, 0] @ hs[:, 1:].reshape(H, (L1 - 1) * B)).reshape(L1 - 1, B) + p["b_o"][0]
+        K = p["W_o"].shape[1]
+        a = (p["W_o"].T @ hs[:, 1:].reshape(H, (L1 - 1) * B)).reshape(K, L1 - 1, B)
+        return a + p["b_o"][:, None, None]
 
     def predict(self, x, lengths, chunk=512):
-        """Logits (B,) for ``"last"``, sigmoid outputs (B, L) for ``"steps"`` (undefined past each length);
+        """Logits (B,) for ``"last"``, sigmoid outputs (B, L, K) for ``"steps"`` (undefined past each length);
         ``chunk`` sequences at a time (the gate buffer is (4H, L, chunk))."""
         out = []
         for i in range(0, len(x), chunk):
             _, _, hs, _ = self._states(x[i:i + chunk], lengths[i:i + chunk])
             a = self._outputs(hs)
-            out.append(a if self.head == "last" else _sigmoid_np(a).T)
+            out.append(a if self.head == "last" else _sigmoid_np(a).transpose(2, 1, 0))
         return np.concatenate(out)
 
     def loss_and_grads(self, x, lengths, y):
@@ -196,8 +203,8 @@ class GRUModel:
             x: ``(B, L, D)``, anything past each length is ignored.
             lengths: ``(B,)`` valid steps, each >= 1 for ``"last"``, >= 0 for ``"steps"``.
             y: ``"last"``: labels ``(B,)`` in {0, 1}; loss = mean sigmoid cross-entropy of the logits.
-               ``"steps"``: targets ``(B, L)``; loss = sum of |output - target| over valid steps
-               / max(number of valid steps, 1).
+               ``"steps"``: targets ``(B, L, K)``; loss = sum of |output - target| over valid steps and the
+               K outputs / max(K * number of valid steps, 1).
 
         Returns:
             (loss as float, dict of gradients with the shapes of ``params``).
@@ -215,21 +222,25 @@ class GRUModel:
             dh_out[:, :-1] = 0
             dh_out[:, -1] = p["W_o"] * da  # the final state is each sequence's last valid one
             dW_o = hs[:, -1] @ da[:, None]
+            db_o = np.array([da.sum()])
         else:
+            K = a.shape[0]
             mask = (np.arange(L)[:, None] < lengths[None, :]).astype(self.dtype)  # (L, B)
-            out = _sigmoid_np(a)
-            denom = max(float(mask.sum()), 1.0)
-            loss = np.sum(np.abs(out - y.T) * mask) / denom
-            da = (np.sign(out - y.T) * mask / denom * out * (1 - out)).astype(self.dtype)  # (L, B)
-            dh_out[:] = p["W_o"][:, :, None] * da
-            dW_o = hs[:, 1:].reshape(H, L * B) @ da.reshape(L * B, 1)
+            out = _sigmoid_np(a)  # (K, L, B)
+            yt = y.transpose(2, 1, 0)
+            denom = max(K * float(mask.sum()), 1.0)
+            loss = np.sum(np.abs(out - yt) * mask) / denom
+            da = (np.sign(out - yt) * mask / denom * out * (1 - out)).astype(self.dtype)  # (K, L, B)
+            np.matmul(p["W_o"], da.reshape(K, L * B), out=dh_out.reshape(H, L * B))
+            dW_o = hs[:, 1:].reshape(H, L * B) @ da.reshape(K, L * B).T
+            db_o = da.sum(axis=(1, 2))
         dpre, dhh = self._buffer("dpre", (3 * H, L, B)), self._buffer("dhh", (3 * H, L, B))
         _backward_kernel(dh_out, lengths, p["W_h"], hs, gates, dpre, dhh)
         dpre2, dhh2 = dpre.reshape(3 * H, L * B), dhh.reshape(3 * H, L * B)
         # The state before step t is hs[:, t], so W_h's gradient pairs hs[:, :L] with dhh.
         grads = dict(W_i=xt.reshape(D, L * B) @ dpre2.T, b_i=dpre2.sum(axis=1),
                      W_h=np.ascontiguousarray(hs[:, :L]).reshape(H, L * B) @ dhh2.T, b_h=dhh2.sum(axis=1),
-                     W_o=dW_o.astype(self.dtype), b_o=np.array([da.sum()], self.dtype))
+                     W_o=dW_o.astype(self.dtype), b_o=db_o.astype(self.dtype))
         return float(loss), grads
 
 

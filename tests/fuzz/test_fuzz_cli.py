@@ -1,9 +1,11 @@
 """Fuzzing the command line and the Python API on a tiny trained run: random `generate` and `train` argument
-lists through gan_sru.commands.main.main (in this process), and random SequenceGAN.sample() arguments.
+lists through gan_sru.commands.main.main (in this process), `score` with good and damaged --real, --holdout
+and --fake files (conftest.score_inputs), and random SequenceGAN.sample() arguments.
 A command must exit 0, or 2 with an `error: ...` line (argparse's usage error included), never a traceback;
 sample() must return or raise the project's error or a TypeError / ValueError naming the argument."""
 import numpy as np
 import pytest
+from conftest import score_inputs
 from fuzz_outcomes import call, cli, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
@@ -85,6 +87,30 @@ def test_train_arguments(tmp_path_factory, data_file, sets, extra):
             "--set", "train.steps=1", "--set", "model.generator.hidden_size=4",
             "--set", "model.discriminator.hidden_size=4", "--set", "train.batch_size=4"]
     cli("cli: train", main, argv)
+
+
+SCORE_OPTIONS = {"--only": st.sampled_from(["privacy", "memorisation", "separability", "privacy,memorisation",
+                                             "separability,privacy", "beauty", ",", "privacy,"]),
+                 "--num": NUMBERS, "--seed": NUMBERS,
+                 "--feature-columns": st.sampled_from(["a", "a,b", "a,zz", "", ",", "feature 0", "id"]),
+                 "--id-column": st.sampled_from(["id", "time", "x", ""]),
+                 "--time-column": st.sampled_from(["time", "x"]),
+                 "--protocol": st.sampled_from(["fast", "slow"])}
+
+
+@fuzz_settings(20, 600)
+@given(data=st.data())
+def test_score_files(tmp_path_factory, data):
+    """Each argv computes cheap sections only (no fidelity: its GRUs and encoder train for seconds), so a valid
+    one runs in well under a second; a file's defect shows before any section."""
+    folder = tmp_path_factory.mktemp("score")
+    argv = ["score", *score_inputs(data.draw, folder), "--out", str(folder / "out"), "--no-progress"]
+    options = data.draw(st.lists(st.sampled_from(sorted(SCORE_OPTIONS)), max_size=3, unique=True))
+    for flag in options:
+        argv += [flag, data.draw(SCORE_OPTIONS[flag])]
+    if "--only" not in options:
+        argv += ["--only", "privacy"]
+    cli("cli: score", main, argv)
 
 
 ARGS = st.one_of(st.integers(-2, 8), st.sampled_from([2.5, "3", True, None, -1, 0, 10**7, 2**64, float("nan"),

@@ -12,7 +12,7 @@ from collections import Counter
 import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
-from conftest import mutate_yaml
+from conftest import SCORE_DEFECTS, SCORE_FORMATS, mutate_yaml, score_inputs, write_score_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -357,3 +357,66 @@ def test_tune_budget_random(text):
     ACCEPTED["tune --budget: random text"] += seconds is not None
     if seconds is not None:
         assert seconds > 0 and np.isfinite(seconds)
+
+
+# ---------------------------------------------------------------- gan-sru score's files
+def run_score(argv, out):
+    """`gan-sru score` in this process: (exit status, stdout, stderr lines that are not section progress)."""
+    import contextlib
+
+    from gan_sru.commands.main import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main(["score", *argv, "--out", str(out), "--no-progress"])
+        except SystemExit as e:
+            code = e.code
+    return code, stdout.getvalue(), [line for line in stderr.getvalue().splitlines() if not line.startswith("[")]
+
+
+def one_clear_error(code, lines):
+    """Exit status 2 and one stderr line, `error: ...` (or argparse's usage error), no traceback."""
+    text = "\n".join(lines)
+    assert code == 2 and "Traceback" not in text, text
+    if lines[-1].startswith("error: "):
+        assert len(lines) == 1, text
+    else:
+        assert lines[-1].startswith("usage: ") or ": error: argument " in lines[-1], text
+
+
+@pytest.mark.parametrize("fmt", SCORE_FORMATS)
+@pytest.mark.parametrize("defect", [d for d in SCORE_DEFECTS if d not in ("good", "one sequence")])
+def test_score_file_defects_are_one_clear_error_line(tmp_path, fmt, defect):
+    """Each defect in each of --real, --holdout and --fake: one `error:` line that names the option and its
+    file (a feature mismatch names both files). An .npy array has no column names or text cells to get wrong."""
+    if fmt == ".npy" and defect in ("wrong columns", "text cell"):
+        pytest.skip("no such defect in an .npy array")
+    for k, option in enumerate(("--real", "--holdout", "--fake")):
+        argv, bad = [], None
+        for other in ("--real", "--holdout", "--fake"):
+            path = write_score_file(str(tmp_path / f"{k}{other[2:]}"), fmt, defect if other == option else "good",
+                                    seed=k)
+            argv += [other, path]
+            bad = path if other == option else bad
+        code, _, lines = run_score([*argv, "--only", "privacy"], tmp_path / f"out{k}")
+        one_clear_error(code, lines)
+        assert f"{option} {bad}" in lines[0], (option, lines)
+
+@settings(FUZZ, max_examples=40)
+@given(data=st.data())
+def test_score_random_files(tmp_path_factory, data):
+    """Random trios of good and damaged files and a few option values: a run or one clear error line."""
+    EXAMPLES["score: files"] += 1
+    folder = tmp_path_factory.mktemp("score")
+    argv = score_inputs(data.draw, folder)
+    argv += ["--only", data.draw(st.sampled_from(["privacy", "memorisation", "separability", "privacy,memorisation",
+                                                  "separability,privacy", "beauty", ","]))]
+    argv += data.draw(st.sampled_from([[], [], ["--num", "2"], ["--num", "1"], ["--feature-columns", "a"],
+                                       ["--feature-columns", "a,zz"], ["--id-column", "time"]]))
+    code, stdout, lines = run_score(argv, folder / "out")
+    ACCEPTED["score: files"] += code == 0
+    if code == 0:
+        assert "written:" in stdout and (folder / "out" / "metrics.json").is_file()
+    else:
+        one_clear_error(code, lines)

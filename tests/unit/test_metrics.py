@@ -137,22 +137,51 @@ def test_discriminative_score_leaves_global_nnabla_state_alone():
 
 # ----------------------------------------------------------------------------- predictive score
 
-def lagged_data(n, seed, length=24, features=4):
-    """Last feature at t+1 = mean of the other features at t (a first value of 0.5)."""
+def lagged_data(n, seed, length=24, features=4, theta=0.5):
+    """For 2+ features every feature's next step is an exact function of the previous step: features 0 and 1
+    turn by theta about (0.5, 0.5) (radius and phase per sequence), feature c >= 2 is feature c - 2 one step
+    late. One feature: feature 0 alone."""
     rng = np.random.RandomState(seed)
-    f = rng.uniform(0.05, 0.5, (n, 1, features - 1))
-    p = rng.uniform(0, 2 * np.pi, (n, 1, features - 1))
-    x = (np.sin(f * np.arange(length)[None, :, None] + p) + 1) / 2
-    last = np.full((n, length, 1), 0.5)
-    last[:, 1:, 0] = x[:, :-1].mean(-1)
-    return np.concatenate([x, last], -1).astype(np.float32)
+    r, ph = rng.uniform(0.1, 0.4, (n, 1)), rng.uniform(0, 2 * np.pi, (n, 1))
+    a = ph + theta * np.arange(length + features)[None, :]
+    x = [0.5 + r * np.cos(a), 0.5 + r * np.sin(a)]
+    for c in range(2, features):
+        x.append(np.roll(x[c - 2], 1, axis=1))
+    return np.stack(x, -1)[:, features:features + length, :features].astype(np.float32)  # no wrap-around
 
 
-def test_predictive_score_lower_when_trained_on_data_with_the_real_dependency():
-    real = lagged_data(300, seed=1, length=12)
-    good = metrics.predictive_score(lagged_data(300, seed=2, length=12), real, iterations=200, progress=False)["mae"]
-    bad = metrics.predictive_score(noise(300, length=12, seed=3), real, iterations=200, progress=False)["mae"]
-    assert good < 0.05 and bad > 0.1 and good < bad / 3, (good, bad)
+def shuffled_steps(x, seed):
+    """The same values, each sequence's steps in a random order: the marginals kept, the dynamics gone."""
+    rng = np.random.RandomState(seed)
+    return np.stack([s[rng.permutation(len(s))] for s in x])
+
+
+def test_lagged_data_is_an_exact_function_of_the_previous_step():
+    x = lagged_data(5, seed=0, length=8, features=4).astype(np.float64)
+    c, s = np.cos(0.5), np.sin(0.5)
+    u, v = x[:, :-1, 0] - 0.5, x[:, :-1, 1] - 0.5
+    np.testing.assert_allclose(x[:, 1:, 0], 0.5 + c * u - s * v, atol=1e-6)
+    np.testing.assert_allclose(x[:, 1:, 1], 0.5 + s * u + c * v, atol=1e-6)
+    np.testing.assert_allclose(x[:, 1:, 2:], x[:, :-1, :2], atol=1e-6)
+
+
+def test_predictive_score_near_zero_for_the_real_dynamics_and_large_for_shuffled_steps():
+    """Every feature is a target: a regressor trained on data of the same dynamics predicts all of them
+    almost exactly; one trained on the same values with the steps shuffled does not, for any feature."""
+    real = lagged_data(200, seed=1, length=12, features=3)
+    train = lagged_data(200, seed=2, length=12, features=3)
+    good = metrics.predictive_score(train, real, iterations=400, progress=False)
+    bad = metrics.predictive_score(shuffled_steps(train, 3), real, iterations=400, progress=False)
+    assert len(good["mae_per_feature"]) == 3 and np.isclose(np.mean(good["mae_per_feature"]), good["mae"])
+    assert good["mae"] < 0.02 and bad["mae"] > 0.1, (good, bad)
+    assert max(good["mae_per_feature"]) < 0.02 < 0.05 < min(bad["mae_per_feature"]), (good, bad)
+
+
+def test_predictive_score_of_one_feature():
+    """Predicting from all features, one feature is enough (the feature's own history)."""
+    real, train = lagged_data(40, seed=1, length=10, features=1), lagged_data(40, seed=2, length=10, features=1)
+    out = metrics.predictive_score(train, real, iterations=20, progress=False)
+    assert out["mae_per_feature"] == [out["mae"]] and 0 < out["mae"] < 1
 
 
 def test_predictive_score_per_step_adds_up_to_the_mae():
@@ -165,7 +194,7 @@ def test_predictive_score_per_step_adds_up_to_the_mae():
     assert per.shape == (9,) and np.all(np.isfinite(per))
     assert np.isclose(np.sum(per * counts) / counts.sum(), out["mae"])
     plain = metrics.predictive_score(lagged_data(40, seed=2, length=10), test, iterations=20, progress=False)
-    assert plain == {k: out[k] for k in ("mae", "std", "scores")}  # the same regressor; per_step adds the breakdown
+    assert plain == {k: out[k] for k in ("mae", "std", "scores", "mae_per_feature")}  # per_step adds a breakdown
     short = metrics.predictive_score(real, real[:, :6], iterations=5, progress=False, per_step=True)["mae_per_step"]
     assert len(short) == 9 and np.all(np.isfinite(short[:5])) and np.all(np.isnan(short[5:]))  # no test step
 
@@ -184,13 +213,16 @@ def test_predictive_score_repeats_average_regressors_of_their_own_seeds():
     assert len(set(three["scores"])) == 3  # each repeat its own initialisation and batches
     assert np.isclose(three["mae"], np.mean(three["scores"])) and np.isclose(three["std"], np.std(three["scores"]))
     assert np.isclose(np.mean(three["mae_per_step"]), three["mae"])  # equal lengths: every step counts alike
+    assert np.isclose(np.mean(three["mae_per_feature"]), three["mae"])
     with pytest.raises(ValueError, match="repeats 0: expected at least 1"):
         metrics.predictive_score(train, real, iterations=1, progress=False, repeats=0)
 
 
-def test_predictive_score_needs_two_features():
-    with pytest.raises(DataError, match="at least 2"):
-        metrics.predictive_score(noise(10, features=1), noise(10, features=1), iterations=1, progress=False)
+def test_predictive_score_needs_a_numeric_target():
+    x = noise(10, features=3)
+    for numeric in (0, 4):
+        with pytest.raises(DataError, match=f"{numeric} numeric features of 3; expected 1 to 3"):
+            metrics.predictive_score(x, x, iterations=1, progress=False, numeric=numeric)
 
 
 # ----------------------------------------------------------------------------- PCA, ACF

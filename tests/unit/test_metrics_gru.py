@@ -52,7 +52,7 @@ def test_forward_matches_the_unrolled_nnabla_gru_for_both_heads():
         if head == "last":
             expected = ref[np.arange(B), lengths - 1] @ p["W_o"][:, 0] + p["b_o"][0]
         else:
-            expected = 1 / (1 + np.exp(-(ref @ p["W_o"][:, 0] + p["b_o"][0])))
+            expected = 1 / (1 + np.exp(-(ref @ p["W_o"] + p["b_o"])))  # (B, L, 1)
             out, expected = out[valid], expected[valid]
         assert np.abs(out - expected).max() < 1e-5, head
 
@@ -66,18 +66,22 @@ def test_initialisation_ranges_follow_nnabla():
     for k in ("W_i", "b_i", "W_h", "b_h"):
         assert np.abs(p[k]).max() <= 0.25 and np.abs(p[k]).max() > 0.2  # U(-1/sqrt(16), 1/sqrt(16))
     assert np.abs(p["W_o"]).max() <= np.sqrt(6 / 17) and np.all(p["b_o"] == 0)  # PF.affine's glorot default
+    wide = GRUModel(30, 16, "steps", np.random.RandomState(0), num_outputs=4).params
+    assert wide["W_o"].shape == (16, 4) and wide["b_o"].shape == (4,) and np.abs(wide["W_o"]).max() <= np.sqrt(6 / 20)
+    with pytest.raises(ValueError, match="num_outputs 2 with head 'last'"):
+        GRUModel(3, 4, "last", np.random.RandomState(0), num_outputs=2)
 
 
-@pytest.mark.parametrize("head", ["last", "steps"])
-def test_gradients_match_central_differences(head):
+@pytest.mark.parametrize("head, K", [("last", 1), ("steps", 1), ("steps", 3)])
+def test_gradients_match_central_differences(head, K):
     rng = np.random.RandomState(2)
     B, L, D, H = 4, 6, 3, 5
-    model = GRUModel(D, H, head, rng, dtype=np.float64)
+    model = GRUModel(D, H, head, rng, dtype=np.float64, num_outputs=K)
     x = rng.randn(B, L, D)
     if head == "last":
         lengths, y = np.array([6, 3, 1, 5]), np.array([1.0, 0.0, 1.0, 0.0])
     else:
-        lengths, y = np.array([6, 3, 0, 5]), rng.rand(B, L)  # a sequence with no valid step adds nothing
+        lengths, y = np.array([6, 3, 0, 5]), rng.rand(B, L, K)  # a sequence with no valid step adds nothing
     x[1, 3:] = 1e3  # past the length: must not matter
     _, grads = model.loss_and_grads(x, lengths, y)
     for k, v in model.params.items():
@@ -87,16 +91,16 @@ def test_gradients_match_central_differences(head):
         assert grads[k].shape == v.shape and max_rel_err(grads[k], numeric) < 1e-6, k
 
 
-@pytest.mark.parametrize("head", ["last", "steps"])
-def test_float32_gradients_agree_with_float64(head):
+@pytest.mark.parametrize("head, K", [("last", 1), ("steps", 2)])
+def test_float32_gradients_agree_with_float64(head, K):
     """The float32 kernels (rational tanh) give the float64 gradients to float32 accuracy."""
     rng = np.random.RandomState(3)
     B, L, D, H = 16, 20, 6, 8
-    m64 = GRUModel(D, H, head, np.random.RandomState(4), dtype=np.float64)
-    m32 = GRUModel(D, H, head, np.random.RandomState(4))
+    m64 = GRUModel(D, H, head, np.random.RandomState(4), dtype=np.float64, num_outputs=K)
+    m32 = GRUModel(D, H, head, np.random.RandomState(4), num_outputs=K)
     x = rng.rand(B, L, D)
     lengths = rng.randint(1, L + 1, B)
-    y = (np.arange(B) % 2).astype(float) if head == "last" else rng.rand(B, L)
+    y = (np.arange(B) % 2).astype(float) if head == "last" else rng.rand(B, L, K)
     l64, g64 = m64.loss_and_grads(x, lengths, y)
     l32, g32 = m32.loss_and_grads(x.astype(np.float32), lengths, y)
     assert l32 == pytest.approx(l64, rel=1e-5)
