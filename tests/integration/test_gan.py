@@ -1,4 +1,5 @@
 """The training step: strategies agree, buckets share parameters, resume is exact, losses are right."""
+import json
 import os
 
 import nnabla as nn
@@ -165,7 +166,16 @@ def test_run_folder_holds_config_checkpoints_monitors_and_pictures(tmp_path):
     path = run_trainer(cfg)
     saved = load_config(os.path.join(path, "config.yaml"))
     assert saved["model"]["generator"]["oscillator_grid"] == "linear"  # "auto" resolved: 2 x 8 / 8 = 2 steps
-    assert saved == apply_size_rules(cfg, 5, 8)  # the config, with what follows the data resolved
+    # the config, with what follows the data resolved: the recipe's choices for the keys it left unset
+    recipe = json.load(open(os.path.join(path, "recipe.json")))["choices"]
+    expected = apply_size_rules(cfg, 5, 8)
+    for key, choice in recipe.items():
+        *sections, name = key.split(".")
+        node = expected
+        for part in sections:
+            node = getattr(node, part)
+        setattr(node, name, choice["value"])
+    assert "train.terms" in recipe and saved == expected
     assert sorted(os.listdir(os.path.join(path, "checkpoints"))) == ["step_00000002.npz", "step_00000004.npz"]
     ckpt = final_checkpoint(path)
     assert ckpt.meta["step"] == 4 and ckpt.meta["buckets"]["boundaries"] == [8]

@@ -30,9 +30,11 @@ def test_table_and_picture(tmp_path):
     assert (tmp_path / "a.png").stat().st_size > 1000
 
 
-@pytest.mark.parametrize("name, rows, width", [("co2", 2283, 1), ("elnino", 732, 1), ("macro", 202, 12)])
-def test_real_sets_load_as_training_data(tmp_path, name, rows, width):
-    pytest.importorskip("statsmodels")
+@pytest.mark.parametrize("name, package, count, length, width", [
+    ("elnino", "statsmodels", 1, 732, 1), ("macro", "statsmodels", 1, 202, 12), ("taylor", "pmdarima", 1, 4032, 1),
+    ("motions", "sktime", 80, 100, 6), ("vowels", "sktime", 640, 29, 12)])
+def test_real_sets_load_as_training_data(tmp_path, name, package, count, length, width):
+    pytest.importorskip(package)
     import argparse
 
     from gan_sru.data import training_data
@@ -40,7 +42,11 @@ def test_real_sets_load_as_training_data(tmp_path, name, rows, width):
     args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="1m")
     cfg = ablation.run_config(name, 24, 0, "moment", args)
     assert cfg.train.terms == [{"name": "moment", "weight": 1.0}] and cfg.train.budget == "1m"
-    with open(ablation.real_csv(name, str(tmp_path))) as f:
-        assert sum(1 for _ in f) == rows + 1  # the header
+    path, several = ablation.real_csv(name, str(tmp_path))
     data = training_data(cfg)
-    assert data.train.num_features == width and data.train.sequences[0].shape == (24, width)
+    assert len(data.dataset.info["lengths_read"]) == count and max(data.dataset.info["lengths_read"]) == length
+    assert data.train.num_features == width
+    # windows of 24 steps; vowels (at most 29 steps) keeps its own lengths
+    lengths = {len(s) for s in data.train.sequences}
+    assert lengths == {24} if name != "vowels" else (max(lengths) <= 29 and len(lengths) > 1)
+    assert several == (name in ("motions", "vowels"))
