@@ -5,19 +5,20 @@
 records them in the run folder as recipe.json and `recipe_lines` prints them one a line.
 
     facts                          what it is
-    width C, length L, count N     features, longest sequence, number of sequences
+    width C, length L, count N     features, longest sequence, number of training sequences
     smoothness                     median over features of the lag-1 autocorrelation of the step changes:
                                    near 1 for smooth series, near 0 for white noise, negative for jagged ones
     season                         the lag (2 .. L/2) of the highest autocorrelation peak of the mean feature,
                                    when it is above 0.3, else null
-    scale_ratio                    the largest over the smallest feature std (before scaling)
+    scale_ratio                    the largest over the smallest feature std
 
     choice                         rule
     model sizes                    gan_sru/sizes.py's rules from C and L
-    train.batch_size               min(128, the largest power of two <= N / 4), at least 8
-    train.terms                    moment (weight 1) always; predictor (0.5, lags min(5, L // 4)) for smooth
-                                   data (smoothness > 0.3) of at least 12 steps
-    train.budget                   15m
+    train.batch_size               with N < 512: a quarter of N as a power of two, at least 8
+    train.terms                    moment and innovation, weight 1 each (RESULTS_PAGE: they improved the
+                                   scores on real data)
+    oscillator bank                on, with per-sequence tuning (RESULTS_PAGE)
+    train.budget                   15m when neither train.steps nor train.budget is set
 """
 import json
 import os
@@ -86,8 +87,10 @@ def choose(facts, user=()):
     if "train.terms" not in user and not any(k.startswith("train.") and k.endswith("_loss") for k in user):
         out["train.terms"] = (list(RECIPE_TERMS), "the terms that improved the scores on real data "
                               f"({RESULTS_PAGE})")
-    for key in ("model.generator.oscillators", "model.generator.oscillator_tuning"):
-        out[key] = (True, f"random-phase sin/cos inputs improved the scores on real data ({RESULTS_PAGE})")
+    bank = ("model.generator.oscillators", "model.generator.oscillator_tuning")
+    if not user & set(bank):  # the bank and its tuning go together: a config that sets either keeps both
+        for key in bank:
+            out[key] = (True, f"random-phase sin/cos inputs improved the scores on real data ({RESULTS_PAGE})")
     if "train.steps" not in user and "train.budget" not in user:
         out["train.budget"] = (DEFAULT_BUDGET, "neither train.steps nor train.budget set: a time budget")
         out["train.steps"] = (STEP_CAP, "the budget decides when training stops")
