@@ -50,7 +50,7 @@ def scores():
 
 
 def test_context_fid_is_about_zero_for_one_distribution(scores):
-    assert abs(scores["itself"]) < 1e-6
+    assert abs(scores["itself"]) < 1e-5  # the trace of a matrix square root: float error of about 1e-6
     shifted = [v for k, v in scores.items() if k not in ("itself", "same distribution")]
     assert 0 < scores["same distribution"] < 0.25 * min(shifted)
 
