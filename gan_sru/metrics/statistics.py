@@ -1,4 +1,4 @@
-"""The numbers behind the evaluation pictures: PCA projection and autocorrelation."""
+"""The numbers behind the evaluation pictures: PCA projection, t-SNE embedding and autocorrelation."""
 
 import numpy as np
 
@@ -26,6 +26,43 @@ def pca_projection(real, fake, n=2):
     signs = np.sign(comps[np.arange(n), np.argmax(np.abs(comps), axis=1)])
     comps = comps * np.where(signs == 0, 1.0, signs)[:, None]
     return (x - mean) @ comps.T, (y - mean) @ comps.T
+
+
+TSNE_MAX_POINTS = 500  # of each set: t-SNE's cost grows with the points; 2 x 500 take seconds on one core
+
+
+def tsne_perplexity(n, perplexity=30.0):
+    """The perplexity ``tsne_projection`` uses for n points: ``min(perplexity, (n - 1) / 3)``, at least 1."""
+    return min(float(perplexity), max(1.0, (n - 1) / 3))
+
+
+def tsne_projection(real, fake, seed=0, max_points=TSNE_MAX_POINTS, perplexity=30.0):
+    """Embed both sets together in 2-D with t-SNE (scikit-learn's ``sklearn.manifold.TSNE``).
+
+    At most ``max_points`` sequences of each set, drawn without replacement with ``seed`` and kept in their
+    order, are flattened as in ``flatten_pair`` and embedded in one fit (t-SNE cannot place new points in an
+    existing embedding, so a shared picture needs both sets at once): PCA initialisation, learning rate
+    "auto", ``random_state=seed``, perplexity ``tsne_perplexity(n, perplexity)`` for n points in all (t-SNE
+    needs fewer neighbours than points). The same inputs and seed give the same embedding.
+
+    Returns:
+        (real_emb ``(min(N_real, max_points), 2)``, fake_emb ``(min(N_fake, max_points), 2)``), float64; all
+        zeros when every drawn sequence is the same (t-SNE's PCA start is undefined there).
+    """
+    from sklearn.manifold import TSNE
+
+    if max_points < 1:
+        raise DataError(f"tsne_projection: max_points={max_points}; expected at least 1")
+    x, y = flatten_pair(real, fake, "tsne_projection", ("real", "fake"))
+    rng = np.random.default_rng([seed, 0x75E])
+    x, y = (a if len(a) <= max_points else a[np.sort(rng.choice(len(a), max_points, replace=False))] for a in (x, y))
+    both = np.concatenate([x, y])
+    if len(both) < 2 or np.all(both == both[0]):
+        emb = np.zeros((len(both), 2))
+    else:
+        emb = TSNE(n_components=2, perplexity=tsne_perplexity(len(both), perplexity), init="pca",
+                   learning_rate="auto", random_state=seed).fit_transform(both).astype(np.float64)
+    return emb[:len(x)], emb[len(x):]
 
 
 def autocorrelation(seqs, max_lag):

@@ -2,9 +2,11 @@
 section and the run's config, in one file that needs nothing else (PNGs embedded as base64 data: URIs, inline
 CSS, no scripts, no network).
 
-The 2-D embedding is the PCA picture of `evaluate` (components fitted on real data); there is no t-SNE (no
-well-kept implementation is a dependency here, and PCA's axes mean the same for every run). Wide data: the
-per-feature pictures show at most 8 features, the highest-variance ones, and say so.
+The shared 2-D embedding of real and generated sequences is shown twice, side by side: the PCA picture of
+`evaluate` (components fitted on real data; its axes mean the same for every run) and a t-SNE of both sets
+together (gan_sru.metrics.statistics.tsne_projection: at most TSNE_MAX_POINTS of each set, seeded by the
+evaluation's seed; it keeps neighbourhoods, which PCA's two axes can hide). Wide data: the per-feature pictures
+show at most 8 features, the highest-variance ones, and say so.
 """
 import base64
 import html
@@ -93,6 +95,31 @@ def marginals_png(real, fake, features=None):
     return buf.getvalue()
 
 
+def tsne_png(real, fake, seed):
+    """(PNG bytes, caption): the t-SNE of real and generated sequences together (``tsne_projection``).
+    real, fake: lists of (L_i, C) arrays; seed: the evaluation's seed (draws the points and seeds t-SNE)."""
+    from gan_sru.metrics.statistics import TSNE_MAX_POINTS, tsne_perplexity, tsne_projection
+    from gan_sru.plots.common import FAKE_COLOR, REAL_COLOR, figure
+
+    r, g = tsne_projection(real, fake, seed=seed)
+    fig = figure((600, 600))
+    ax = fig.subplots()
+    ax.scatter(r[:, 0], r[:, 1], s=6, alpha=0.5, color=REAL_COLOR, label="real")
+    ax.scatter(g[:, 0], g[:, 1], s=6, alpha=0.5, color=FAKE_COLOR, label="generated")
+    ax.set_xlabel("t-SNE 1")
+    ax.set_ylabel("t-SNE 2")
+    ax.legend()
+    ax.set_title(f"t-SNE of real and generated together, seed {seed}")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    caption = (f"t-SNE of {len(r)} real and {len(g)} generated sequences together (capped at {TSNE_MAX_POINTS} "
+               f"of each, drawn at random; scikit-learn, perplexity {tsne_perplexity(len(r) + len(g)):.3g}, "
+               f"random_state {seed}): it keeps neighbours together, not distances; read the overlap, not the "
+               "gaps or the cluster sizes")
+    return buf.getvalue(), caption
+
+
 def _img(data, alt):
     return (f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">')
 
@@ -140,14 +167,17 @@ def _privacy_rows(section):
 CSS = ("body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em;color:#222}"
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:14px}"
        "th{background:#eee}img{max-width:100%;display:block;margin:0.5em 0}.warn{color:#a40;font-weight:bold}"
-       "pre{background:#f6f6f6;padding:0.5em;overflow:auto;font-size:12px}")
+       "pre{background:#f6f6f6;padding:0.5em;overflow:auto;font-size:12px}"
+       ".row{display:flex;flex-wrap:wrap;gap:1em}.row figure{flex:1 1 400px;margin:0}"
+       "figcaption{font-size:13px;color:#444}")
 
 
 def write_html(result, out, real=None, fake=None, config_text=None, data_summary=None, title=None):
     """Write `out`/report.html from a metrics.json dict and the pictures it names in `out`; return its path.
 
-    real, fake: the scored sets (lists of (L_i, C) arrays), for the marginal-distribution picture (left out
-    without them). config_text: the run's config (YAML) shown as it is; data_summary: {label: value} lines.
+    real, fake: the scored sets (lists of (L_i, C) arrays), for the marginal-distribution picture and the t-SNE
+    beside the PCA picture (both left out without them; the t-SNE is seeded by result["seed"]).
+    config_text: the run's config (YAML) shown as it is; data_summary: {label: value} lines.
     """
     r = result
     read = readings(r)
@@ -165,8 +195,16 @@ def write_html(result, out, real=None, fake=None, config_text=None, data_summary
     if r.get("conditional"):
         from gan_sru.conditional.evaluate import conditional_markdown
 
-        text = html.escape(conditional_markdown(r["conditional"]))
-        parts += ["<h2>Conditional generation</h2>", f"<pre>{text}</pre>"]
+        section = r["conditional"]
+        # report.md links the section's pictures; here they are embedded below its text (which loses its "## ")
+        text = conditional_markdown({**section, "pictures": {}}).split("\n", 1)[1].strip()
+        parts += ["<h2>Conditional generation</h2>", f"<pre>{html.escape(text)}</pre>"]
+        for name in (section.get("pictures") or {}).values():
+            if os.path.isfile(os.path.join(out, name)):
+                what = ("each class, real vs generated" if name == "per_class.png" else
+                        "categorical features: frequencies and transitions, real vs generated")
+                with open(os.path.join(out, name), "rb") as f:
+                    parts += [f"<h3>{what}</h3>", _img(f.read(), name)]
     parts += ["<h2>Privacy</h2>", _privacy_rows(r.get("privacy"))]
     mem = r.get("memorisation")
     if mem and mem.get("median_ratio") is not None:
@@ -178,13 +216,26 @@ def write_html(result, out, real=None, fake=None, config_text=None, data_summary
         C = real[0].shape[1]
         note = "" if C <= MAX_MARGINALS else f" ({MAX_MARGINALS} of {C} features: the highest-variance ones)"
         parts += [f"<h3>Marginal distribution of each feature{note}</h3>", _img(marginals_png(real, fake), "marginals")]
-    captions = {"pca": "real vs generated in a shared 2-D embedding (PCA fitted on real)",
-                "autocorrelation": "autocorrelation by lag (real solid, generated dashed)",
+    pictures = dict(r.get("pictures") or {})
+    pca = pictures.pop("pca", None)
+    figures = []  # (PNG bytes, alt, caption), shown side by side
+    if pca and os.path.isfile(os.path.join(out, pca)):
+        with open(os.path.join(out, pca), "rb") as f:
+            figures.append((f.read(), "pca", f"PCA fitted on real: all {r.get('num_real')} real and "
+                            f"{r.get('num_generated')} generated sequences on the real set's first two components"))
+    if real is not None and fake is not None:
+        png, caption = tsne_png(real, fake, int(r.get("seed") or 0))
+        figures.append((png, "tsne", caption))
+    if figures:
+        parts += ["<h3>Real vs generated in a shared 2-D embedding</h3><div class=row>"]
+        parts += [f"<figure>{_img(png, alt)}<figcaption>{html.escape(caption)}</figcaption></figure>"
+                  for png, alt, caption in figures] + ["</div>"]
+    captions = {"autocorrelation": "autocorrelation by lag (real solid, generated dashed)",
                 "real_vs_generated": "sequences, real vs generated (at most 8 features)",
                 "correlation": "feature correlation matrices and their difference",
                 "scores": "scores next to their floors", "separability": "what tells them apart",
                 "memorisation": "distance to the nearest training sequence (memorisation)"}
-    for key, name in (r.get("pictures") or {}).items():
+    for key, name in pictures.items():
         path = os.path.join(out, name)
         if os.path.exists(path):
             with open(path, "rb") as f:
