@@ -17,6 +17,8 @@ Real sets come from what packages on PyPI ship (`pip install -e .[bench]`), chos
     elnino   statsmodels  monthly Pacific sea surface temperature: smooth,  1         one of 732 months
                           yearly season
     macro    statsmodels  US macro growth rates, quarterly: short, noisy    12        one of 202 quarters
+    co2      statsmodels  weekly changes of the Mauna Loa CO2 record        1         one of 2283 weeks
+    sunspots statsmodels  yearly sunspot numbers                            1         one of 309 years
 
 One long series is cut into windows of each length, its held-out share contiguous blocks that no training
 window overlaps. Built-in sets come from their configs: `sines` (configs/sines.yaml), `lorenz96`
@@ -70,7 +72,7 @@ VARIANTS = {
 }
 REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile", "r1")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
-REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro")
+REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
 RESULTS = os.path.join(REPO, "benchmarks", "results")
@@ -109,6 +111,12 @@ def real_csv(name, data_dir):
         # growth: log-differences of the positive series, differences of the others (levels trend, so
         # held-out blocks of levels lie outside the training range)
         d = pd.DataFrame({c: (np.log(d[c]).diff() if (d[c] > 0).all() else d[c].diff()) for c in d}).iloc[1:]
+    elif name == "co2":  # weekly changes of the Mauna Loa record (levels trend), gaps interpolated
+        import statsmodels.api as sm
+        d = sm.datasets.co2.load_pandas().data.interpolate(limit_direction="both").diff().iloc[1:]
+    elif name == "sunspots":
+        import statsmodels.api as sm
+        d = sm.datasets.sunspots.load_pandas().data.drop(columns=["YEAR"])
     elif name == "elnino":
         import statsmodels.api as sm
         months = sm.datasets.elnino.load_pandas().data.drop(columns=["YEAR"])
@@ -254,11 +262,29 @@ def picture(doc, path):
     plt.close(fig)
 
 
+def comparison(doc, base="defaults", new="recipe"):
+    """Markdown: per set and length, the discriminative score of `base` and `new` (mean ± std over seeds, the
+    seeds), the held-out floor, and whether `new` is below `base` by more than the larger std; "" when the
+    rows hold no pair."""
+    cells = summary(doc["rows"])
+    pairs = sorted({k[:2] for k in cells if (k[0], k[1], base) in cells and (k[0], k[1], new) in cells})
+    if not pairs:
+        return ""
+    lines = ["", f"Discriminative score, {new} against {base} (mean ± std over seeds; lower is better):", "",
+             f"| set | length | {base} | {new} | floor | {new} better beyond the spread |", "|---|---|---|---|---|---|"]
+    for name, length in pairs:
+        (bm, bs, bn, f), (nm, ns, nn, _) = (cells[(name, length, v)]["discriminative"] for v in (base, new))
+        better = "yes" if bm - nm > max(bs, ns) else ("worse" if nm - bm > max(bs, ns) else "within")
+        lines.append(f"| {name} | {length} | {bm:.3f} ± {bs:.3f} ({bn}) | {nm:.3f} ± {ns:.3f} ({nn}) | {f:.3f} | "
+                     f"{better} |")
+    return "\n".join(lines) + "\n"
+
+
 def write(doc, stem):
     from gan_sru.files import atomic_write_text
 
     atomic_write_text(os.path.join(RESULTS, f"{stem}.json"), json.dumps(doc, indent=1) + "\n")
-    text = markdown(doc)
+    text = markdown(doc) + comparison(doc)
     atomic_write_text(os.path.join(RESULTS, f"{stem}.md"), f"# Ablation ({doc['command']})\n\n" + text)
     picture(doc, os.path.join(RESULTS, f"{stem}.png"))
     return text

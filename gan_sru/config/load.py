@@ -257,7 +257,7 @@ def resolve_config(raw, where="<config>", overrides=(), removed="refuse"):
     if raw is None:
         raw = {}
     if isinstance(raw, BaseModel):  # only the keys it was given: what stays unset is the recipe's to choose
-        raw = raw.model_dump(exclude_unset=True)
+        raw = given_tree(raw)
     if isinstance(raw, dict):
         raw = plain(raw)
     if not isinstance(raw, dict):
@@ -284,15 +284,26 @@ def resolve_config(raw, where="<config>", overrides=(), removed="refuse"):
 def set_keys(cfg):
     """The dotted keys of `cfg` (a Config) that a file, an override or code gave a value; the others hold
     defaults, which the recipe (gan_sru/recipe.py) may replace with values chosen from the data."""
-    out = set()
+    return set(given_values(cfg))
+
+
+def given_tree(cfg):
+    """The keys of `cfg` that were given, as a nested mapping (resolve_config of it gives `cfg` back)."""
+    return _nest(given_values(cfg))
+
+
+def given_values(cfg):
+    """{dotted key: value} of the keys of `cfg` that were given (in every section, whether or not the section
+    itself was given: code may set a key of a default section)."""
+    out = {}
 
     def walk(node, prefix):
-        for name in node.model_fields_set:
+        for name in type(node).model_fields:
             value = getattr(node, name)
             if isinstance(value, BaseModel):
                 walk(value, f"{prefix}{name}.")
-            else:
-                out.add(prefix + name)
+            elif name in node.model_fields_set:
+                out[prefix + name] = plain(value)
     walk(cfg, "")
     return out
 

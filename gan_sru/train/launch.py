@@ -51,6 +51,7 @@ def train_config(args):
     With --resume, --data is the run's data at a new place (commands/train.py), not an override."""
     from gan_sru import ConfigError
     from gan_sru.config import resolve_config
+    from gan_sru.config.load import given_tree
 
     config, data, window = args.config, getattr(args, "data", None), getattr(args, "window", None)
     resume = getattr(args, "resume", False)
@@ -68,7 +69,7 @@ def train_config(args):
         raw.setdefault("data", {})["window"] = window
     if config is None:
         return resolve_config(raw, "--data", args.overrides)
-    given = load_config(config).model_dump(exclude_unset=True)  # the file's keys: the rest stays the recipe's
+    given = given_tree(load_config(config))  # the file's keys: the rest stays the recipe's
     for section, values in raw.items():
         given[section] = dict(given.get(section) or {}, **values) if isinstance(values, dict) else values
     return resolve_config(given, config, args.overrides)

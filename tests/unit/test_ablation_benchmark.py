@@ -50,3 +50,13 @@ def test_real_sets_load_as_training_data(tmp_path, name, package, count, length,
     lengths = {len(s) for s in data.train.sequences}
     assert lengths == {24} if name != "vowels" else (max(lengths) <= 29 and len(lengths) > 1)
     assert several == (name in ("motions", "vowels"))
+
+
+def test_comparison_says_when_the_recipe_beats_the_spread():
+    rows = [row("defaults", 0, 0.40), row("defaults", 1, 0.44), row("recipe", 0, 0.10), row("recipe", 1, 0.12),
+            row("moment", 0, 0.2)]
+    text = ablation.comparison({"rows": rows})
+    assert "| co2 | 24 | 0.420 ± 0.020 (2) | 0.110 ± 0.010 (2) | 0.050 | yes |" in text
+    close = [row("defaults", 0, 0.40), row("defaults", 1, 0.20), row("recipe", 0, 0.30)]
+    assert "| within |" in ablation.comparison({"rows": close})
+    assert ablation.comparison({"rows": [row("moment", 0, 0.2)]}) == ""

@@ -117,3 +117,17 @@ def test_train_needs_a_config_or_a_data_file(capsys):
 
     assert main(["train", "--no-progress"]) != 0
     assert "expected --config FILE, or --data FILE" in capsys.readouterr().err
+
+
+def test_a_key_set_on_a_default_section_stays_set():
+    """Code that sets train.steps on a config whose train section was never given (the Python API does) sets
+    it: resolving the config again keeps it, and the recipe leaves it alone."""
+    from gan_sru.config import load_config, resolve_config, set_keys
+    from gan_sru.recipe import apply_recipe
+
+    cfg = load_config(None)
+    cfg["train"]["steps"] = 2
+    again = resolve_config(cfg)
+    assert again.train.steps == 2 and set_keys(again) == {"train.steps"}
+    out, _, choices = apply_recipe(again, sines())
+    assert out.train.steps == 2 and out.train.budget is None and "train.budget" not in choices
