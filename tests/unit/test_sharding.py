@@ -66,7 +66,7 @@ def test_the_ranks_shards_are_disjoint_and_make_up_the_global_batch(config, size
 
 @pytest.mark.parametrize("length", [8, 24])  # 8: as long as the batch, so the batch axis is not found by size
 def test_noise_shards_make_up_the_global_noise_along_each_inputs_batch_axis(length):
-    gcfg = tiny()["model"]["generator"]
+    gcfg = tiny("model.generator.static_noise_dim=8")["model"]["generator"]  # a size the model holds once built
     whole = sample_noise(gcfg, length, 8, np.random.default_rng(3))
     local = noise_shapes(gcfg, length, 4)
     halves = [distributed.shard_arrays(whole, local, r) for r in (0, 1)]
