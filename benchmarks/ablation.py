@@ -253,7 +253,7 @@ def picture(doc, path):
         f = next(c["discriminative"][3] for k, c in cells.items() if k[:2] == g)
         ax.hlines(f, j - width / 2, j + 0.8 - width / 2, colors="k", linestyles="dashed")
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))])
-    ax.set_xticklabels([f"{n} L={L}" for n, L in groups])
+    ax.set_xticklabels([f"{n} L={L}" for n, L in groups], rotation=20, ha="right")
     ax.set_ylabel("discriminative score (lower is better; dashed: floor)")
     ax.set_title(f"budget {doc['budget']} per run, {doc['protocol']} protocol, {doc['cpu']}", fontsize=8)
     ax.legend(fontsize=7)
