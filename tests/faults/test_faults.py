@@ -444,7 +444,8 @@ def test_missing_config_file_is_a_one_line_error(tmp_path):
 def test_config_key_typo_is_a_one_line_error(tmp_path):
     bad = tmp_path / "typo.yaml"
     text = open(CONFIG).read()
-    bad.write_text(text.replace("    hidden_size: 48\n    num_layers: 2", "    hiden_size: 48\n    num_layers: 2"))
+    assert "  generator:\n" in text
+    bad.write_text(text.replace("  generator:\n", "  generator:\n    hiden_size: 48\n", 1))
     assert_clean_error(run_to_end([sys.executable, TRAIN, "--config", str(bad)]),
                        rf"{re.escape(str(bad))}.*hiden_size")
     assert_clean_error(run_to_end([sys.executable, TRAIN, "--config", CONFIG, "--set", "train.stepz=3"]),
