@@ -37,80 +37,11 @@ import numpy as np
 
 import gan_sru.models  # noqa: F401  (fills the network registry)
 from gan_sru import CheckpointError, ConfigError, DataError, GanSruError, RunFolderError
-from gan_sru.config import SCHEMA, check_value, load_config, resolve_config
-from gan_sru.files import atomic_write, atomic_write_text
-
-_UNSET = object()
-# words of the config and the CLI in errors, as this API's arguments say them
-_PYTHON_TERMS = (("data.csv_id_column", "sequence_key"), ("data.csv_time_column", "sequence_index"),
-                 ("data.csv_feature_columns", "feature_columns"), ("--set data.window=", "window="),
-                 ("--conditions ", "conditions "), ("--condition ", "conditions "), ("--num ", "num_sequences="),
-                 ("--length ", "length="), ("--seed ", "seed="), ("--start ", "start="), ("--set ", ""))
-
-
-def in_python_terms(error):
-    """The same error with its message in this API's words: argument names for config keys and CLI flags."""
-    import re
-
-    text = str(error)
-    for old, new in _PYTHON_TERMS:
-        text = text.replace(old, new)
-    names = {key: alias for alias, key in ALIASES.items() if alias != key}
-    text = re.sub(r"\b((?:data|train|model\.generator|model\.discriminator)\.\w+)",
-                  lambda m: names.get(m.group(1), m.group(1)), text)
-    if text == str(error):
-        return error
-    new = copy.copy(error)
-    new.args = (text,)
-    return new
-
-
-def _checked_int(name, value, low, high=None):
-    """An int argument: TypeError for another type (bool included), ValueError outside [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}={value!r}: expected an integer, got {type(value).__name__}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        bounds = f"at least {low}" if high is None else f"from {low} to {high}"
-        raise ValueError(f"{name}={value}: expected an integer {bounds}")
-    return value
-
-
-def _aliases():
-    leaves = {}
-    for key in SCHEMA:
-        leaves.setdefault(key.split(".")[-1], []).append(key)
-    out = {leaf: keys[0] for leaf, keys in leaves.items() if len(keys) == 1}
-    out.update({key: key for key in SCHEMA if "." not in key})
-    for key in SCHEMA:
-        if key.startswith("model."):
-            _, net, leaf = key.split(".")
-            out[f"{net}_{leaf}"] = key
-    return out
-
-
-ALIASES = _aliases()
-
-
-def config_key(name):
-    """A keyword or dotted key -> its dotted config key; ConfigError for an unknown one."""
-    if name in SCHEMA:
-        return name
-    if name in ALIASES:
-        return ALIASES[name]
-    import difflib
-
-    close = difflib.get_close_matches(name, list(ALIASES) + list(SCHEMA), n=3)
-    raise ConfigError(f"SequenceGAN: unknown option {name!r}" + (f"; did you mean {', '.join(close)}?" if close else
-                                                                 "; see docs/reference/config.md"))
-
-
-def _set(cfg, key, value):
-    node = cfg
-    *parents, leaf = key.split(".")
-    for p in parents:
-        node = node[p]
-    node[leaf] = value
+from gan_sru.config import check_value, load_config, resolve_config
+from gan_sru.files import atomic_write_text
+from gan_sru.fit_input import UNSET, file_layout, prepare_input
+from gan_sru.keywords import checked_int, config_key, in_python_terms, set_key
+from gan_sru.run_copy import copy_run
 
 
 class SequenceGAN:
@@ -141,7 +72,7 @@ class SequenceGAN:
                               "a dict or None")
         for name, value in {**(overrides or {}), **options}.items():
             key = config_key(name)
-            _set(cfg, key, check_value(key, value, f"SequenceGAN({name}={value!r})"))
+            set_key(cfg, key, check_value(key, value, f"SequenceGAN({name}={value!r})"))
         self.cfg = resolve_config(cfg, where="SequenceGAN(...)")
         named = {"run_dir", "name"} & {config_key(k) for k in {**(overrides or {}), **options}}
         if run is None and named:
@@ -157,8 +88,8 @@ class SequenceGAN:
 
     # ------------------------------------------------------------ training
 
-    def fit(self, data, sequence_key=_UNSET, sequence_index=_UNSET, feature_columns=_UNSET, attributes=_UNSET,
-            categorical=_UNSET):
+    def fit(self, data, sequence_key=UNSET, sequence_index=UNSET, feature_columns=UNSET, attributes=UNSET,
+            categorical=UNSET):
         """Train on `data`; returns self.
 
         data: a pandas DataFrame (one row per time step), an (N, L, C) array or a list of (L_i, C) arrays,
@@ -178,7 +109,7 @@ class SequenceGAN:
         for key, value in (("csv_id_column", sequence_key), ("csv_time_column", sequence_index),
                            ("csv_feature_columns", feature_columns), ("attributes", attributes),
                            ("categorical", categorical)):
-            if value is not _UNSET:
+            if value is not UNSET:
                 setattr(data_cfg, key, value)
         target = os.path.abspath(self._target) if self._target else None
         if target and os.path.isdir(os.path.join(target, "checkpoints")) and os.listdir(
@@ -190,8 +121,8 @@ class SequenceGAN:
                 data_cfg.path = os.path.abspath(data)
                 write, layout = None, None
             else:
-                write, layout, source = self._prepare_input(data, sequence_key, sequence_index, feature_columns,
-                                                            data_cfg)
+                write, layout, source = prepare_input(data, sequence_key, sequence_index, feature_columns, data_cfg,
+                                                      self.cfg.data)
                 load_dataset(data_cfg, cfg.seed, source=source)  # every refusal before a file is written
         except GanSruError as e:
             raise in_python_terms(e) from None
@@ -215,59 +146,12 @@ class SequenceGAN:
         from gan_sru.data.summary import read_summary
 
         if layout is None:
-            layout = _file_layout(read_summary(target))
+            layout = file_layout(read_summary(target))
         from gan_sru.sampling import LAYOUT_FILE  # how sample() gives sequences back: the input's columns, dtypes
 
         atomic_write_text(os.path.join(target, LAYOUT_FILE), json.dumps(layout, indent=2) + "\n")
         self.cfg, self.run_path, self.layout, self._reference = cfg, target, layout, None
         return self
-
-    def _prepare_input(self, data, sequence_key, sequence_index, feature_columns, data_cfg=None):
-        """(writer(folder) -> path, layout, in-memory source for checking) of a DataFrame or array."""
-        from gan_sru.data.layout import array_layout, frame_layout, storable_table
-
-        if isinstance(data, (np.ndarray, list, tuple)):
-            layout = array_layout(data if isinstance(data, np.ndarray) else list(data))
-            if isinstance(data, np.ndarray):
-                return _writer("training_data.npy", lambda f: np.save(f, data)), layout, data
-            arrays = [np.asarray(s) for s in data]
-
-            def save_npz(f):
-                lengths = np.array([len(s) for s in arrays])
-                padded = np.zeros((len(arrays), lengths.max(), arrays[0].shape[-1]), np.float64)
-                for i, s in enumerate(arrays):
-                    padded[i, :len(s)] = s
-                np.savez(f, data=padded, lengths=lengths)
-            return _writer("training_data.npz", save_npz), layout, arrays
-        import pandas as pd
-
-        if not isinstance(data, pd.DataFrame):
-            raise DataError(f"SequenceGAN.fit: data is a {type(data).__name__}; expected a pandas DataFrame, a "
-                            "numpy array (N, L, C), a list of (L_i, C) arrays, or a file path")
-        from gan_sru.data import read_frame
-
-        table, labels, index_columns = storable_table(data)
-        for arg, name in (("sequence_key", sequence_key), ("sequence_index", sequence_index)):
-            if name is not _UNSET and name is not None and name not in table.columns:
-                raise DataError(f"DataFrame: no column {name!r} ({arg}); found columns {list(table.columns)}")
-        from gan_sru.data.columns import wanted_columns
-
-        data_cfg = data_cfg or self.cfg.data
-        raw = read_frame(table, self._col(sequence_key, "csv_id_column"), self._col(sequence_index, "csv_time_column"),
-                         self._col(feature_columns, "csv_feature_columns"),
-                         extra=wanted_columns(data_cfg.get("attributes"), data_cfg.get("categorical")))
-
-        def write_parquet(f):
-            try:
-                table.to_parquet(f, index=False)
-            except Exception as e:  # pyarrow refuses columns of mixed Python types
-                raise DataError(f"DataFrame: cannot store it as Parquet ({type(e).__name__}: {e})") from None
-
-        layout = frame_layout(table, labels, index_columns, raw.info)
-        return _writer("training_data.parquet", write_parquet), layout, raw
-
-    def _col(self, value, key):
-        return getattr(self.cfg.data, key) if value is _UNSET else value
 
     def _train(self, cfg):
         import nnabla as nn
@@ -315,10 +199,10 @@ class SequenceGAN:
             sample_table,
         )
 
-        num_sequences = _checked_int("num_sequences", num_sequences, 1, MAX_NUM)
-        seed = _checked_int("seed", seed, 0, 2 ** 63 - 1)
+        num_sequences = checked_int("num_sequences", num_sequences, 1, MAX_NUM)
+        seed = checked_int("seed", seed, 0, 2 ** 63 - 1)
         if length is not None:
-            length = _checked_int("length", length, 2, MAX_LENGTH)
+            length = checked_int("length", length, 2, MAX_LENGTH)
         if self.run_path is None:
             raise GanSruError("SequenceGAN.sample: the model is not trained; call fit() or SequenceGAN.load()")
         try:
@@ -361,45 +245,12 @@ class SequenceGAN:
         the config's data.path, run_dir and name pointing at the copy. Returns the path. A saved folder can be
         moved or copied again: sampling reads only the folder itself (its paths inside are relative to it).
         A failed save (a full disk) leaves nothing at `path`, nor a partial copy beside it."""
-        from gan_sru.train.run_folder import Checkpoint
-
         if self.run_path is None:
             raise GanSruError("SequenceGAN.save: nothing to save yet; call fit() first")
         path = os.path.abspath(path)
         if path == self.run_path:
             return path
-        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
-            raise RunFolderError(f"SequenceGAN.save: {path} already exists; expected a new folder")
-        partial = f"{path}.{os.getpid()}.partial"
-        try:
-            shutil.copytree(self.run_path, partial, ignore=shutil.ignore_patterns("run.lock", "*.tmp", "*.partial"))
-            cfg = load_config(os.path.join(partial, "config.yaml"))
-            relocated = _relocate(cfg, self.run_path, path)
-            from gan_sru.config import dump_config
-
-            dump_config(relocated, os.path.join(partial, "config.yaml"))
-            checkpoints = os.path.join(partial, "checkpoints")
-            for name in sorted(os.listdir(checkpoints)):
-                ckpt = Checkpoint.load(os.path.join(checkpoints, name))
-                ckpt.meta["config"] = _relocate(ckpt.meta["config"], self.run_path, path)
-                ckpt.save(os.path.join(checkpoints, name))
-            if os.path.isdir(path):
-                os.rmdir(path)
-            os.replace(partial, path)
-        except BaseException as e:
-            shutil.rmtree(partial, ignore_errors=True)
-            if isinstance(e, OSError):
-                # shutil.Error lists (source, destination, reason) per file that failed: the first reason
-                reason = e.strerror
-                if isinstance(e, shutil.Error) and e.args and e.args[0]:
-                    import re
-
-                    found = re.match(r"\[Errno \d+\] ([^:]+)", str(e.args[0][0][2]))
-                    reason = found.group(1) if found else str(e.args[0][0][2])
-                raise RunFolderError(f"SequenceGAN.save: cannot write {path}: {reason or e}; nothing was "
-                                     "saved") from None
-            raise
-        return path
+        return copy_run(self.run_path, path, where="SequenceGAN.save")
 
     @classmethod
     def load(cls, path, progress=True, verbose=None):
@@ -424,31 +275,3 @@ class SequenceGAN:
         from gan_sru.data.summary import read_summary
 
         return read_summary(self.run_path) if self.run_path else None
-
-
-def _writer(name, write):
-    def into(folder):
-        os.makedirs(folder, exist_ok=True)
-        return atomic_write(os.path.join(folder, name), write)
-    return into
-
-
-def _file_layout(summary):
-    """The layout of a run trained on a file: a DataFrame for tables, an array otherwise."""
-    from gan_sru.data.layout import table_layout
-
-    if summary and summary.get("layout") in ("long", "wide"):
-        return table_layout(summary)
-    return {"kind": "array", "dtype": "float32", "ragged": False}
-
-
-def _relocate(cfg, old, new):
-    """The config with paths inside run folder `old` moved to `new`, and run_dir/name naming `new`."""
-    cfg = copy.deepcopy(cfg)
-    path = cfg["data"].get("path")
-    if path and os.path.abspath(path).startswith(old + os.sep):
-        cfg["data"]["path"] = new + os.path.abspath(path)[len(old):]
-    name = os.path.basename(new)
-    if SCHEMA["name"].allowed.fullmatch(name):
-        cfg["run_dir"], cfg["name"] = os.path.dirname(new), name
-    return cfg
