@@ -9,7 +9,7 @@
 
 For each set, configs/<set>.yaml (the long sets: configs/wide.yaml at their length, SETS) is trained in this
 process by the project's Trainer on the CPU context for its budget of wall-clock training time (--minutes: one
-number for every set, or SET=M pairs; by default BUDGETS, the budgets of the README's table)
+number for every set, or SET=M pairs; by default BUDGETS)
 (benchmarks/scores_over_time.TimeMarks: a checkpoint at the mark, then the trainer stops), into
 RUN_DIR/quality_<set>; or, with --steps N, for N steps whatever time they take (a row that a loaded machine does
 not change; its "training" cell says the steps); then `gan_sru.commands.evaluate.evaluate_run` scores that
@@ -25,8 +25,8 @@ checkpoint selection spent scoring left out and recorded as select_seconds).
 its run folder, with --repeats repeats (default 10), the row's protocol and N and --seed (default 0, as the rows), into
 RUN/evaluation_<repeats>_repeats/, and adds the row "ROW [<repeats> repeats]" (the training's figures copied).
 The repeats are seeded: the first 3 of 10 are the row's own 3, so the new row extends the old one. A
-classifier repeat either finds a giveaway or not (0.0-0.1 or 0.2-0.45 on the long sets), so a mean of 3
-moves by about 0.1 between seeds of the same config; 10 repeats narrow that to what ranking configs needs.
+classifier repeat either finds a giveaway or not, so a mean of 3 moves a lot between seeds of the same config;
+10 repeats narrow that to what ranking configs needs.
 
 Writes benchmarks/results/quality.json (one entry per set, merged with the sets already there so a
 partial run adds to the table), quality.md (the table and the targets) and quality.png (per set: each score
@@ -45,14 +45,14 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 DEFAULT_SETS = "wide,long64,long128,long256,sines"
-# The issue's targets (#11): discriminative <= 0.10 on the wide and long sets, the wide set's predictive score
+# The targets: discriminative <= 0.10 on the wide and long sets, the wide set's predictive score
 # within 2% of its floor (predictive_above_floor: percent), the sines at their floor.
 TARGETS = {"wide": {"discriminative": 0.10, "predictive_above_floor": 2.0}, "long64": {"discriminative": 0.10},
            "long128": {"discriminative": 0.10}, "long256": {"discriminative": 0.10},
            "sines": {"discriminative": 0.011, "predictive_timegan_scale": 0.094}}
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
-# Training minutes per set by default: the issue's 15 CPU-minutes for the wide set; the long sets get what
-# the README's table gives them (a step costs time in proportion to the length; the issue sets no budget there).
+# Training minutes per set by default: 15 CPU-minutes for the wide set; the long sets' budgets grow with their length
+# (a step costs time in proportion to it).
 BUDGETS = {"wide": 15.0, "long64": 10.0, "long128": 25.0, "long256": 45.0, "sines": 10.0}
 DEFAULT_BUDGET = 15.0  # a set not in BUDGETS
 # Sets that are a config with overrides: the wide set's signal in longer windows, with fewer sequences and
@@ -203,7 +203,7 @@ def run_set(name, args, minutes):
 
 
 def row_targets(name, overrides):
-    """The issue's targets of set `name`; none for a comparison row (--set overrides): they are for the defaults."""
+    """The targets of set `name`; none for a comparison row (--set overrides): they are for the defaults."""
     return {} if overrides else TARGETS.get(name, {})
 
 

@@ -89,8 +89,8 @@ def innovation_loss(fake, real, mask):
     """A moment-matching term on the step changes d_t = x_t - x_(t-1) (the pairs of consecutive valid steps):
     |std_fake - std_real| per feature, averaged, plus the mean absolute difference of the C x C correlation
     matrices of the changes. The batch's lag-0 correlations mix slow (between-sequence) and fast co-movement;
-    these pin down the fast one, the directions in which a sequence moves from step to step (measured on the
-    wide set: a sequence's own feature correlations told generated from real data at 98% accuracy).
+    these pin down the fast one, the directions in which a sequence moves from step to step (without them a
+    sequence's own feature correlations tell generated from real data apart).
     fake, real (L, B, C), 0 at padded steps; mask (L, B); L >= 2. Real statistics are constants."""
     L, B, C = fake.shape
     pair = F.slice(mask, start=(1, 0), stop=(L, B)) * F.slice(mask, start=(0, 0), stop=(L - 1, B))
@@ -109,8 +109,7 @@ def class_moment_loss(fake, real, mask, onehot):
     attribute is k. onehot (B, K) the classes of the batch's rows (fake row b is made for real row b's
     attributes, so each class has as many fake as real sequences); classes absent from the batch add 0.
     The batch's moments are a mixture over classes; a class drawn with the right mixture but the wrong
-    spread (measured on sines_classes: the fastest class's samples at a smaller amplitude, called the slowest
-    class) is seen only within the class."""
+    spread (e.g. one class's samples at another class's amplitude) is seen only within the class."""
     L, B, C = fake.shape
     K = onehot.shape[1]
     total = None
@@ -178,17 +177,13 @@ def sequence_moment_loss(fake, real, mask, tails=False, impl="auto", max_lag=1):
     the batch's sequences plus that of its spread (std) over them.
 
     The batch-level moments (``moment_loss``) pool every step of every sequence; they are met by samples whose
-    sequences all look alike (measured on the wide set: a logistic regression on a sequence's own feature
-    correlations told generated from real sequences at 90% accuracy, and generated sequences varied less from
-    each other than real ones). This term asks for the right variety between sequences. The spectrum pins down
-    the seasons: with the other statistics matched, the samples' spectra still told them apart at 99% (a
-    6-step season drawn at a neighbouring frequency, too little power at the fastest frequencies). The tails:
-    with the rest matched, a long sequence's extremes told the samples apart (measured at 128 steps: a
-    sequence's values lighter-tailed than the data's, excess kurtosis -0.31 against -0.25 at an equal spread);
-    no other statistic here asks for more than the first two moments. max_lag > 1: also the autocorrelation
-    at lags 2 .. max_lag (at most L - 2): with the spectrum matched bin by bin, a long sequence's
-    autocorrelations at lags 2-12 still told the samples apart (separability 0.06-0.15 at 64 steps,
-    0.17-0.50 at 256).
+    sequences all look alike (each sequence's own feature correlations give them away, and they vary less
+    from each other than real ones). This term asks for the right variety between sequences. The spectrum pins
+    down the seasons, which the other statistics leave free (a season at a neighbouring frequency, too little
+    power at the fastest frequencies). The tails: a long sequence's extremes can give it away (values
+    lighter-tailed than the data's at an equal spread), and no other statistic here asks for more than the
+    first two moments. max_lag > 1: also the autocorrelation at lags 2 .. max_lag (at most L - 2), which a
+    long sequence's spectrum, matched bin by bin, still leaves free.
     fake, real (L, B, C), 0 at padded steps; mask (L, B). Real statistics are constants.
     impl: "auto", the fused host function (gan_sru/ops/moments.py: the same loss, a fraction of the
     time) on a CPU context; "ref" (and CUDA contexts), the plain nnabla ops below."""
