@@ -79,7 +79,7 @@ def test_tracked_run_holds_params_metrics_artifacts(tracked):
     assert r.data.params["train.steps"] == "20"
     assert r.data.params["data.source"] == "sines"
     assert r.data.params["model.generator.hidden_size"] == "8"
-    assert r.data.params["train.terms"] == "null"
+    assert r.data.params["train.terms"] == "[]"  # sines.yaml sets no terms
     losses = client.get_metric_history(record["run_id"], "d_loss")
     assert sorted(m.step for m in losses) == [5, 10, 15, 20]
     monitor = np.loadtxt(run / "monitors" / "d_loss.series.txt", ndmin=2)
