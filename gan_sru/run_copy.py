@@ -19,7 +19,7 @@ def copy_run(source, path, where="copy_run"):
     partial = f"{path}.{os.getpid()}.partial"
     try:
         shutil.copytree(source, partial, ignore=shutil.ignore_patterns("run.lock", "*.tmp", "*.partial"))
-        cfg = load_config(os.path.join(partial, "config.yaml"))
+        cfg = load_config(os.path.join(partial, "config.yaml"), removed="drop")  # a copy to sample from
         relocated = relocate(cfg, source, path)
         dump_config(relocated, os.path.join(partial, "config.yaml"))
         checkpoints = os.path.join(partial, "checkpoints")

@@ -167,7 +167,7 @@ def test_a_moved_run_folder_samples_without_its_data(trained, tmp_path):
 
 def test_a_run_folder_with_removed_options_samples_and_refuses_to_resume(trained, tmp_path):
     """A run trained before options were removed (its config.yaml and each checkpoint's saved config hold
-    train.predictor_loss and train.r1_gamma at working values) samples as before; --resume, which trains, is
+    train.predictor_loss and train.r1_gamma at working values) samples as before, also once saved elsewhere; --resume, which trains, is
     refused naming a removed key."""
     from gan_sru import SequenceGAN
     from gan_sru.config.yaml import dump_yaml, parse_yaml
@@ -185,6 +185,8 @@ def test_a_run_folder_with_removed_options_samples_and_refuses_to_resume(trained
         ckpt.meta["config"]["train"].update(removed)
         ckpt.save(str(old / "checkpoints" / name))
     pd.testing.assert_frame_equal(SequenceGAN.load(old).sample(3, seed=2), SequenceGAN.load(run).sample(3, seed=2))
+    copied = SequenceGAN.load(old).save(tmp_path / "old_copy")  # saved elsewhere: the copy samples the same
+    pd.testing.assert_frame_equal(SequenceGAN.load(copied).sample(3, seed=2), SequenceGAN.load(run).sample(3, seed=2))
     p = cli(elsewhere, "generate", "--run", str(old), "--num", "2", "--out", "old.npz", "--no-progress")
     assert "old.npz" in p.stdout
     p = cli(elsewhere, "train", "--config", str(old / "config.yaml"), "--resume", "--no-progress", check=False)
