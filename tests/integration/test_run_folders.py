@@ -167,8 +167,8 @@ def test_a_moved_run_folder_samples_without_its_data(trained, tmp_path):
 
 def test_a_run_folder_with_removed_options_samples_and_refuses_to_resume(trained, tmp_path):
     """A run trained before options were removed (its config.yaml and each checkpoint's saved config hold
-    train.predictor_loss and train.r1_gamma at working values) samples as before, also once saved elsewhere; --resume, which trains, is
-    refused naming a removed key."""
+    train.predictor_loss and train.r1_gamma at working values) samples as before, also once saved elsewhere;
+    --resume, which trains, is refused naming a removed key."""
     from gan_sru import SequenceGAN
     from gan_sru.config.yaml import dump_yaml, parse_yaml
     from gan_sru.train.run_folder import Checkpoint
