@@ -124,7 +124,8 @@ def test_padded_steps_of_fake_are_zero(tmp_path):
 
 def run_trainer(cfg, resume=False, abort_fn=None):
     nn.clear_parameters()
-    return Trainer(cfg, resume=resume, progress=False, out=open(os.devnull, "w"), abort_fn=abort_fn).train()
+    with open(os.devnull, "w") as devnull:
+        return Trainer(cfg, resume=resume, progress=False, out=devnull, abort_fn=abort_fn).train()
 
 
 def final_checkpoint(run_path):
@@ -361,10 +362,11 @@ def test_callbacks_observe_every_step_and_abort_stops_with_a_checkpoint(tmp_path
     seen = []
     cfg = tiny_cfg(tmp_path, "train.steps=50", "train.checkpoint_every=100")
     nn.clear_parameters()
-    trainer = Trainer(cfg, progress=False, out=open(os.devnull, "w"),
-                      step_fn=lambda tr, step, d, g: seen.append((step, np.isfinite(d) and np.isfinite(g))),
-                      abort_fn=lambda: len(seen) >= 4)
-    trainer.train()
+    with open(os.devnull, "w") as devnull:
+        trainer = Trainer(cfg, progress=False, out=devnull,
+                          step_fn=lambda tr, step, d, g: seen.append((step, np.isfinite(d) and np.isfinite(g))),
+                          abort_fn=lambda: len(seen) >= 4)
+        trainer.train()
     assert trainer.aborted and seen == [(1, True), (2, True), (3, True), (4, True)]
     assert final_checkpoint(trainer.run.path).meta["step"] == 4
 
