@@ -37,10 +37,10 @@ import numpy as np
 
 import gan_sru.models  # noqa: F401  (fills the network registry)
 from gan_sru import CheckpointError, ConfigError, DataError, GanSruError, RunFolderError
-from gan_sru.config import check_value, load_config, resolve_config
+from gan_sru.config import assign, check_value, load_config, resolve_config
 from gan_sru.files import atomic_write_text
 from gan_sru.fit_input import UNSET, file_layout, prepare_input
-from gan_sru.keywords import checked_int, config_key, in_python_terms, set_key
+from gan_sru.keywords import checked_int, config_key, in_python_terms
 from gan_sru.run_copy import copy_run
 
 
@@ -72,7 +72,7 @@ class SequenceGAN:
                               "a dict or None")
         for name, value in {**(overrides or {}), **options}.items():
             key = config_key(name)
-            set_key(cfg, key, check_value(key, value, f"SequenceGAN({name}={value!r})"))
+            assign(cfg, key, check_value(key, value, f"SequenceGAN({name}={value!r})"))
         self.cfg = resolve_config(cfg, where="SequenceGAN(...)")
         named = {"run_dir", "name"} & {config_key(k) for k in {**(overrides or {}), **options}}
         if run is None and named:

@@ -44,15 +44,6 @@ def config_key(name):
                                                                  "; see docs/reference/config.md"))
 
 
-def set_key(cfg, key, value):
-    """Set dotted `key` of the nested config `cfg` to `value`."""
-    node = cfg
-    *parents, leaf = key.split(".")
-    for p in parents:
-        node = node[p]
-    node[leaf] = value
-
-
 def in_python_terms(error):
     """The same error with its message in this API's words: argument names for config keys and CLI flags."""
     import re

@@ -103,17 +103,13 @@ def apply_recipe(cfg, train_sequences):
     changes nothing."""
     import copy
 
-    from gan_sru.config import set_keys
+    from gan_sru.config import assign, set_keys
 
     facts = data_facts(train_sequences)
     choices = choose(facts, set_keys(cfg))
     out = copy.deepcopy(cfg)
     for key, (value, _) in choices.items():
-        *sections, name = key.split(".")
-        node = out
-        for part in sections:
-            node = getattr(node, part)
-        setattr(node, name, value)
+        assign(out, key, value)
     return out, facts, choices
 
 

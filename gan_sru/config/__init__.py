@@ -11,6 +11,7 @@ bad value and what was expected.
 from gan_sru import ConfigError
 from gan_sru.config.load import (
     DATA_SUFFIXES,
+    assign,
     check_value,
     dump_config,
     flat_config,
@@ -35,6 +36,6 @@ from gan_sru.config.models import (
 from gan_sru.config.yaml import dump_yaml, parse_yaml
 
 __all__ = ["ConfigError", "Config", "DataConfig", "DiscriminatorConfig", "Field", "GeneratorConfig", "ModelConfig",
-           "SCHEMA", "SECTIONS", "Section", "TrainConfig", "DATA_SUFFIXES", "check_value", "dump_config",
+           "SCHEMA", "SECTIONS", "Section", "TrainConfig", "DATA_SUFFIXES", "assign", "check_value", "dump_config",
            "dump_yaml", "flat_config", "load_config", "parse_override", "parse_yaml", "resolve_config",
            "schema_markdown", "set_keys"]

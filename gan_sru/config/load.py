@@ -175,6 +175,15 @@ def flat_config(cfg):
     return flat
 
 
+def assign(cfg, key, value):
+    """Set dotted `key` of the nested config `cfg` (a resolved config or a plain dict) to `value`."""
+    node = cfg
+    *parents, leaf = key.split(".")
+    for p in parents:
+        node = node[p]
+    node[leaf] = value
+
+
 # ---------------------------------------------------------------- overrides
 
 def parse_override(text):
