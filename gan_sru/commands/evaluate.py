@@ -464,7 +464,8 @@ def main(args):
     if result.get("privacy") and result["privacy"]["membership_inference"]:
         mia, aa = result["privacy"]["membership_inference"], result["privacy"]["adversarial_accuracy"]
         print(f"privacy: membership attack AUC {mia['auc']:.3f} (floor 0.5, advantage interval "
-              f"{mia['interval'][0]:+.3f} to {mia['interval'][1]:+.3f}), adversarial-accuracy privacy loss "
+              f"{mia['interval'][0]:+.3f} to {mia['interval'][1]:+.3f}; flags {mia['tpr_at_low_fpr']:.1%} of "
+              f"members at {mia['low_fpr']:.1%} false positives), adversarial-accuracy privacy loss "
               f"{aa['privacy_loss']:+.3f} (floor 0)")
     if result.get("conditional"):
         from gan_sru.conditional.evaluate import conditional_markdown

@@ -79,7 +79,10 @@ def privacy_markdown(section):
               f"| membership attack AUC (distance to nearest generated) | {mia['auc']:.3f} | 0.500 | "
               f"guesses membership {100 * mia['advantage']:+.1f} points better than chance "
               f"(95% interval {100 * lo:+.1f} to {100 * hi:+.1f}); {mia['n_members']} training vs "
-              f"{mia['n_nonmembers']} held-out sequences |"]
+              f"{mia['n_nonmembers']} held-out sequences |",
+              f"| members flagged at {100 * mia['low_fpr']:.1f}% false positives | {mia['tpr_at_low_fpr']:.3f} | "
+              f"{mia['low_fpr']:.3f} | above its floor: some training sequences are given away, even with "
+              "an AUC near 0.5 |"]
     if aa is not None:
         lines += [f"| adversarial accuracy AA_train-synthetic | {aa['aa_train_synthetic']:.3f} | 0.500 | "
                   f"nearest neighbours tell training from generated; n = {aa['n']} each |",

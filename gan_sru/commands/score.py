@@ -186,6 +186,7 @@ def main(args):
     if result["privacy"] and result["privacy"]["membership_inference"]:
         mia = result["privacy"]["membership_inference"]
         print(f"privacy: membership attack AUC {mia['auc']:.3f} (floor 0.5), advantage interval "
-              f"{mia['interval'][0]:+.3f} to {mia['interval'][1]:+.3f}")
+              f"{mia['interval'][0]:+.3f} to {mia['interval'][1]:+.3f}; flags {mia['tpr_at_low_fpr']:.1%} of "
+              f"members at {mia['low_fpr']:.1%} false positives")
     print(f"written: {os.path.join(args.out, 'metrics.json')}, report.md, report.html")
     return 0

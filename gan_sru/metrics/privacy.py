@@ -9,7 +9,9 @@ Sequences are compared as flat vectors: every sequence is cut to the shortest le
   training and each held-out sequence is scored by its distance to the nearest generated sequence; the closer,
   the likelier a member. AUC of that score telling training (members) from held-out (non-members) sequences, and
   its advantage over guessing, AUC - 0.5, with a bootstrap interval. Floor: AUC 0.5 (the generated set says
-  nothing about membership); a generator that returns its training sequences gives AUC near 1.
+  nothing about membership); a generator that returns its training sequences gives AUC near 1. Also the share
+  of members flagged at a 1% false-positive rate (Carlini et al. 2022): a generator that copies a few training
+  sequences out of many barely moves the AUC but exposes those few with certainty, which this rate shows.
 - ``adversarial_accuracy``: nearest-neighbour adversarial accuracy (Yale et al. 2020). AA_TS = 1/2 (share of
   training sequences whose nearest generated one is farther than their nearest other training one + share of
   generated sequences whose nearest training one is farther than their nearest other generated one); AA_HS the
@@ -23,6 +25,7 @@ from gan_sru import DataError
 
 BOOTSTRAP = 200  # bootstrap resamples of the attack's AUC
 INTERVAL = 0.95  # two-sided bootstrap interval
+LOW_FPR = 0.01  # the false-positive rate at which the attack's true-positive rate is read
 MIN_PER_SIDE = 10  # fewer training or held-out sequences than this: no attack (the interval would say nothing)
 
 
@@ -71,6 +74,15 @@ def auc(positive, negative):
     return float((ranks[:n_p].sum() - n_p * (n_p + 1) / 2.0) / (n_p * n_n))
 
 
+def tpr_at_fpr(positive, negative, fpr=LOW_FPR):
+    """(tpr, achieved fpr) at the threshold of the k-th highest negative score, k = max(1, floor(fpr * N)):
+    scores strictly above it are flagged, so fewer than k negatives are. Higher scores mean positive."""
+    negative = np.sort(np.asarray(negative, np.float64))
+    k = max(1, int(np.floor(fpr * len(negative))))  # negatives allowed above the threshold, at least one
+    threshold = negative[len(negative) - k]  # the k-th highest: strictly above it, fewer than k negatives
+    return float(np.mean(np.asarray(positive) > threshold)), float(np.mean(negative > threshold))
+
+
 def membership_inference(training, holdout, generated, seed=0, bootstrap=BOOTSTRAP):
     """Distance attack on membership: AUC of -(distance to the nearest generated sequence) telling training from
     held-out sequences.
@@ -78,7 +90,9 @@ def membership_inference(training, holdout, generated, seed=0, bootstrap=BOOTSTR
     training, holdout, generated: lists of (L_i, C) arrays. The larger of training / held-out is subsampled to the
     smaller's size (a balanced attack, so AUC and advantage read alike for any split).
     Returns {"auc", "advantage": AUC - 0.5, "interval": [lo, hi] of the advantage (bootstrap over both sides),
-    "n_members", "n_nonmembers", "n_generated", "floor": 0.0, "warning": None or why the interval is weak}, or
+    "tpr_at_low_fpr", "low_fpr": the share of members flagged where at most LOW_FPR of non-members are (its
+    floor: about low_fpr), "n_members", "n_nonmembers", "n_generated", "floor": 0.0, "warning": None or why the
+    interval is weak}, or
     None with fewer than 2 sequences on a side.
     """
     rng = np.random.default_rng([seed, 0x5EC])
@@ -97,8 +111,10 @@ def membership_inference(training, holdout, generated, seed=0, bootstrap=BOOTSTR
     if n < MIN_PER_SIDE:
         warning = (f"{n} training and held-out sequences per side; at least {MIN_PER_SIDE} are needed for the "
                    "interval to mean anything")
+    tpr, fpr = tpr_at_fpr(member, nonmember)
     return {"auc": a, "advantage": a - 0.5,
             "interval": [float(np.quantile(boots, tail) - 0.5), float(np.quantile(boots, 1 - tail) - 0.5)],
+            "tpr_at_low_fpr": tpr, "low_fpr": fpr,
             "n_members": n, "n_nonmembers": n, "n_generated": len(generated), "floor": 0.0, "warning": warning}
 
 

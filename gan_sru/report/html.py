@@ -151,7 +151,10 @@ def _privacy_rows(section):
     lo, hi = mia["interval"]
     rows = [f"<tr><td>membership attack AUC</td><td>{mia['auc']:.3f}</td><td>0.5</td><td>guesses who was in "
             f"training {100 * mia['advantage']:+.1f} points better than chance (95% interval {100 * lo:+.1f} to "
-            f"{100 * hi:+.1f}); n = {mia['n_members']} + {mia['n_nonmembers']}</td></tr>"]
+            f"{100 * hi:+.1f}); n = {mia['n_members']} + {mia['n_nonmembers']}</td></tr>",
+            f"<tr><td>members flagged at {100 * mia['low_fpr']:.1f}% false positives</td>"
+            f"<td>{mia['tpr_at_low_fpr']:.3f}</td><td>{mia['low_fpr']:.3f}</td><td>above its floor: some "
+            "training sequences are given away, even with an AUC near 0.5</td></tr>"]
     if aa:
         rows += [f"<tr><td>AA train-synthetic</td><td>{aa['aa_train_synthetic']:.3f}</td><td>0.5</td>"
                  f"<td>nearest neighbours tell training from generated (n = {aa['n']})</td></tr>",

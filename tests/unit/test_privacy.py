@@ -63,3 +63,23 @@ def test_variable_lengths_cut_and_feature_mismatch():
     assert flat[0].shape == (1, 10) and flat[1].shape == (2, 10)
     with pytest.raises(DataError, match="feature count"):
         pv.flatten_common([rng.random((5, 2))], [rng.random((5, 3))])
+
+
+def test_tpr_at_fpr_known_cases():
+    neg = np.arange(200) / 200.0  # 0 .. 0.995
+    # k = 2 negatives allowed: the threshold is the second highest negative, 0.99; only 0.995 is above it
+    assert pv.tpr_at_fpr([0.999, 0.992, 0.5, 0.1], neg) == (0.5, 0.005)
+    assert pv.tpr_at_fpr([2.0], [0.0, 1.0]) == (1.0, 0.0)  # fewer negatives than 1 / fpr: above all of them
+    assert pv.tpr_at_fpr([0.5, 0.7], [0.1, 0.5, 0.7], fpr=0.5) == (0.0, 0.0)  # ties are not flagged
+
+
+def test_a_few_copies_among_many_show_at_low_fpr():
+    """A generator that copies 10% of a large training set: the AUC moves a little, the low-FPR rate a lot."""
+    rng = np.random.default_rng(5)
+    train, held = walks(rng, 1000), walks(rng, 200)
+    fake = [train[i].copy() for i in rng.choice(1000, 100, replace=False)] + walks(rng, 100)
+    mia = pv.membership_inference(train, held, fake, seed=0)
+    assert mia["advantage"] < 0.15 and mia["low_fpr"] <= 0.01
+    assert mia["tpr_at_low_fpr"] > 0.05 > 5 * mia["low_fpr"]
+    for unseen in (walks(rng, 200), held):  # fresh draws, or the held-out data itself: nothing flagged
+        assert pv.membership_inference(train, held, unseen, seed=0)["tpr_at_low_fpr"] <= 0.03
