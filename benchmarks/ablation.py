@@ -61,6 +61,13 @@ VARIANTS = {
     "recipe_no_oscillators": ["model.generator.oscillators=false", "model.generator.oscillator_tuning=false"],
     "recipe_no_innovation": [_term("moment")],
     "recipe_no_moment": [_term("innovation")],
+    "recipe_highway": ["model.generator.highway_bias=2.0"],
+    "recipe_output_noise": ["model.generator.output_noise_dim=null"],
+    "recipe_initial_state": ["model.generator.initial_state=true"],
+    "recipe_layer_norm": ["model.generator.layer_norm=true"],
+    "recipe_pooled_stats": ["model.discriminator.pooled_stats=true"],
+    "recipe_step_features": ["model.discriminator.step_features=true"],
+    "recipe_minibatch_std": ["model.discriminator.minibatch_std=4"],
     "defaults": PLAIN,
     "moment": PLAIN + [_term("moment")],
     "innovation": PLAIN + [_term("innovation")],
@@ -137,7 +144,7 @@ def run_config(name, length, seed, variant, args):
     from gan_sru.config import load_config
 
     big = 10 ** 9
-    run = f"{name}_L{length}_s{seed}_{variant}"
+    run = f"{name}_L{length}_s{seed}_{variant}_{args.budget}"  # grids of other budgets can run side by side
     common = [f"name={run}", f"run_dir={args.run_dir}", f"seed={seed}", f"train.budget={args.budget}",
               f"train.steps={big}", f"train.checkpoint_every={big}", f"train.sample_every={big}",
               "train.select=none", "train.keep_checkpoints=1"]
