@@ -262,6 +262,7 @@ def headline(metrics):
         out[side + "correlational"] = get(section, "correlational", "mean")
     out["mia_auc"] = get("privacy", "membership_inference", "auc")
     out["mia_interval"] = get("privacy", "membership_inference", "interval")
+    out["mia_tpr_low_fpr"] = get("privacy", "membership_inference", "tpr_at_low_fpr")
     out["aa_train"] = get("privacy", "adversarial_accuracy", "aa_train_synthetic")
     out["aa_holdout"] = get("privacy", "adversarial_accuracy", "aa_holdout_synthetic")
     out["privacy_loss"] = get("privacy", "adversarial_accuracy", "privacy_loss")
@@ -286,7 +287,8 @@ def markdown(doc):
              "its nearest training window over the same for held-out windows) is 1 for unseen data, near 0 for "
              "copies.", "",
              "| set | generator | CPU s | discriminative (floor) | predictive MAE (floor) | Context-FID (floor) | "
-             "correlational (floor) | MIA AUC | AA train / holdout | privacy loss | nearest-training ratio |",
+             "correlational (floor) | MIA AUC (members flagged at 1% FPR) | AA train / holdout | privacy loss | "
+             "nearest-training ratio |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         h = r["scores"]
@@ -294,10 +296,12 @@ def markdown(doc):
         cpu = "-" if cpu is None else f"{cpu + r.get('sample_cpu_seconds', 0):.0f}"
         disc = "-" if h["discriminative"] is None else (f"{h['discriminative']:.3f} ± {h['discriminative_std']:.3f} "
                                                         f"({_f(h['floor_discriminative'])})")
+        tpr = h.get("mia_tpr_low_fpr")
+        mia = _f(h["mia_auc"]) + ("" if tpr is None else f" ({100 * tpr:.1f}%)")
         aa = "-" if h["aa_train"] is None else f"{h['aa_train']:.3f} / {h['aa_holdout']:.3f}"
         lines.append(f"| {r['set']} | {r['generator']} | {cpu} | {disc} | {_f(h['predictive'], 4)} "
                      f"({_f(h['floor_predictive'], 4)}) | {_f(h['context_fid'], 3)} ({_f(h['floor_context_fid'], 3)}) "
-                     f"| {_f(h['correlational'])} ({_f(h['floor_correlational'])}) | {_f(h['mia_auc'])} | {aa} | "
+                     f"| {_f(h['correlational'])} ({_f(h['floor_correlational'])}) | {mia} | {aa} | "
                      f"{'-' if h['privacy_loss'] is None else format(h['privacy_loss'], '+.3f')} | "
                      f"{_f(h.get('memorisation_ratio'), 2)} |")
     lines += ["", "Generators:", ""] + [f"- `{g}`: {what}" for g, what in GENERATORS.items()

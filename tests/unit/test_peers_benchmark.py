@@ -47,7 +47,7 @@ def test_var_baseline_end_to_end(tmp_path):
     assert text.startswith("`benchmarks/peers.py` (each row's commands in p.json). CPU: ")
     assert rows["var"]["benchmark_command"].startswith("benchmarks/peers.py --sets sines --generators var,train")
     assert "| sines | train | - | - | - (-) |" in text
-    assert "| sines | var | " in text and f"| {var['scores']['mia_auc']:.3f} |" in text
+    assert "| sines | var | " in text and f"| {var['scores']['mia_auc']:.3f} (" in text
     assert text.index("| sines | var |") < text.index("| sines | train |")  # GENERATORS' order
     assert (results / "p.png").stat().st_size > 1000
 
@@ -57,7 +57,8 @@ def test_table_of_full_scores():
                              "context_fid": 0.5, "correlational": {"mean": 0.2}},
                "holdout": {"discriminative": {"mean": 0.02, "std": 0.0}, "predictive": {"mae": 0.049},
                            "context_fid": 0.01, "correlational": {"mean": 0.1}},
-               "privacy": {"membership_inference": {"auc": 0.51, "interval": [-0.01, 0.03]},
+               "privacy": {"membership_inference": {"auc": 0.51, "interval": [-0.01, 0.03],
+                                                    "tpr_at_low_fpr": 0.02},
                            "adversarial_accuracy": {"aa_train_synthetic": 0.6, "aa_holdout_synthetic": 0.61,
                                                     "privacy_loss": 0.01}},
                "memorisation": {"median_ratio": 0.987}}
@@ -67,4 +68,4 @@ def test_table_of_full_scores():
            "rows": [{"set": "motions", "generator": "par", "fit_cpu_seconds": 170.0, "sample_cpu_seconds": 9.6,
                      "scores": h}]}
     assert ("| motions | par | 180 | 0.123 ± 0.010 (0.020) | 0.0500 (0.0490) | 0.500 (0.010) | 0.200 (0.100) | "
-            "0.510 | 0.600 / 0.610 | +0.010 | 0.99 |") in peers.markdown(doc)
+            "0.510 (2.0%) | 0.600 / 0.610 | +0.010 | 0.99 |") in peers.markdown(doc)
