@@ -90,7 +90,7 @@ def parse_minutes(text):
 
 def format_table(rows, floor):
     """Plain-text table: one row per mark, then the floor and the targets."""
-    from gan_sru.commands.evaluate import format_score
+    from gan_sru.commands.evaluate_report import format_score
 
     head = f"{'training time, step':<24} {'discriminative':<18} {'predictive MAE (TimeGAN scale)':<34} {'MMD²':<10}"
     lines = [head, "-" * len(head)]

@@ -46,6 +46,7 @@ import numpy as np
 from gan_sru import ConfigError, GanSruError
 from gan_sru.files import atomic_write
 from gan_sru.networks import noise_shapes, unconditional_inputs
+from gan_sru.onnx_graph import batch_scan, float_comparisons, single_assignment
 from gan_sru.registry import GENERATORS
 
 FORMATS = ("nnp", "onnx")
@@ -212,88 +213,6 @@ def _nnp_to_onnx(nnp_path, onnx_path, batch_size):
     return model
 
 
-def batch_scan(model):
-    """A model of batch size 1 -> the same network over a dynamic batch axis ("batch"): an ONNX Scan runs the
-    batch-1 graph once per sequence (dim 0 of every input, stacked into dim 0 of the output), so each
-    sequence's samples are exactly the batch-1 graph's. nnabla-converter writes fixed batch sizes only, and
-    the unrolled SRU bakes B into its shapes, so the batch cannot simply be made symbolic."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    inner = model.graph
-    rename = {v.name: f"{v.name}_b1" for v in [*inner.input, *inner.output]}  # no name shared with the outer graph
-    for node in inner.node:
-        for i, name in enumerate(node.input):
-            node.input[i] = rename.get(name, name)
-        for i, name in enumerate(node.output):
-            node.output[i] = rename.get(name, name)
-    axes = helper.make_node("Constant", [], ["scan_axis0"],
-                            value=helper.make_tensor("scan_axis0_value", TensorProto.INT64, [1], [0]))
-    body_inputs, unsqueeze, outer_inputs = [], [], []
-    for value in inner.input:
-        dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
-        body_inputs.append(helper.make_tensor_value_info(f"{value.name}_one", TensorProto.FLOAT, dims[1:]))
-        unsqueeze.append(helper.make_node("Unsqueeze", [f"{value.name}_one", "scan_axis0"], [rename[value.name]]))
-        outer_inputs.append(helper.make_tensor_value_info(value.name, TensorProto.FLOAT, ["batch", *dims[1:]]))
-    out = inner.output[0]
-    out_dims = [d.dim_value for d in out.type.tensor_type.shape.dim]
-    squeeze = helper.make_node("Squeeze", [rename[out.name], "scan_axis0"], [f"{OUTPUT}_one"])
-    body = helper.make_graph([axes, *unsqueeze, *inner.node, squeeze], "one_sequence", body_inputs,
-                             [helper.make_tensor_value_info(f"{OUTPUT}_one", TensorProto.FLOAT, out_dims[1:])],
-                             initializer=list(inner.initializer))
-    scan = helper.make_node("Scan", [v.name for v in inner.input], [OUTPUT], body=body,
-                            num_scan_inputs=len(inner.input))
-    graph = helper.make_graph([scan], inner.name, outer_inputs,
-                              [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", *out_dims[1:]])])
-    wrapped = helper.make_model(graph, opset_imports=list(model.opset_import), producer_name=model.producer_name)
-    wrapped.ir_version = model.ir_version
-    onnx.checker.check_model(wrapped)
-    return wrapped
-
-
-def single_assignment(graph):
-    """Rename node outputs that an earlier node already defined (nnabla-converter 1.39 emits one Constant
-    per use of a Reshape's shape, all under one name), and point later inputs at the newest definition:
-    what the duplicated graph meant, read in its topological order. Modifies `graph` in place."""
-    defined, newest = {}, {}
-    for node in graph.node:
-        for i, name in enumerate(node.input):
-            node.input[i] = newest.get(name, name)
-        for i, name in enumerate(node.output):
-            if name in defined:
-                defined[name] += 1
-                node.output[i] = newest[name] = f"{name}__{defined[name]}"
-            else:
-                defined[name] = 0
-    for out in graph.output:
-        out.name = newest.get(out.name, out.name)
-
-
-LOGICAL_OPS = ("Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "Not", "And", "Or", "Xor")
-
-
-def float_comparisons(graph):
-    """Cast to float32 each boolean (a comparison's or logical op's) output that an arithmetic node reads:
-    nnabla's comparisons give 0.0 / 1.0 (the hard Gumbel-softmax subtracts `greater_equal(y, max y)` from y),
-    while nnabla-converter 1.39 writes them as ONNX's boolean ops and feeds the booleans on unchanged, which
-    onnx's type inference refuses. Modifies `graph` in place (node order stays topological)."""
-    from onnx import TensorProto, helper
-
-    logical = {o for node in graph.node if node.op_type in LOGICAL_OPS for o in node.output}
-    nodes, cast = [], {}
-    for node in graph.node:
-        if node.op_type not in LOGICAL_OPS:
-            for i, name in enumerate(node.input):
-                if name in logical:
-                    if name not in cast:
-                        cast[name] = f"{name}__float"
-                        nodes.append(helper.make_node("Cast", [name], [cast[name]], to=TensorProto.FLOAT))
-                    node.input[i] = cast[name]
-        nodes.append(node)
-    del graph.node[:]
-    graph.node.extend(nodes)
-
-
 def sampling_metadata(run):
     """What a user of the exported file needs beside the network to write the table `generate` writes, as
     {key: JSON-able value} (the file's metadata holds each as "gan_sru.<key>"). Read from the run folder only.
@@ -415,7 +334,7 @@ def export_generator(run_path, out, fmt, step=None, batch_size=DEFAULT_BATCH_SIZ
                 with open(nnp_path, "rb") as f:
                     payload = f.read()
             else:
-                model = batch_scan(_nnp_to_onnx(nnp_path, os.path.join(tmp, f"{NETWORK}.onnx"), B))
+                model = batch_scan(_nnp_to_onnx(nnp_path, os.path.join(tmp, f"{NETWORK}.onnx"), B), OUTPUT)
                 meta = {"gan_sru.run": run.folder.path, "gan_sru.checkpoint_step": str(run.step),
                         "gan_sru.weights": info["weights"], "gan_sru.layout": json.dumps(
                             {"inputs": info["inputs"], "output": {OUTPUT: info["output"]}}),

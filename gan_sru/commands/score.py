@@ -148,8 +148,8 @@ def score_files(real_path, fake_path, out, holdout_path=None, num=1000, repeats=
 
 def report_markdown(result):
     """report.md of the sections computed, with the ones that could not be."""
-    from gan_sru.commands.evaluate import score_table
     from gan_sru.commands.evaluate_memorisation import memorisation_markdown, privacy_markdown
+    from gan_sru.commands.evaluate_report import score_table
     from gan_sru.commands.evaluate_separability import separability_markdown
     from gan_sru.report import sample_size_warning
 
@@ -180,7 +180,7 @@ def main(args):
     for what, why in result["missing"].items():
         print(f"not computed: {what} ({why})")
     if result["generated"] is not None:
-        from gan_sru.commands.evaluate import score_table
+        from gan_sru.commands.evaluate_report import score_table
 
         print(score_table(result))
     if result["privacy"] and result["privacy"]["membership_inference"]:

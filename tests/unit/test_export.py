@@ -38,8 +38,9 @@ from gan_sru.conditional.conditions import draw_attribute_rows
 from gan_sru.config import load_config
 from gan_sru.data.attributes import Encoding
 from gan_sru.data.categorical import Categories
-from gan_sru.export import ExportError, export_generator, float_comparisons, single_assignment
+from gan_sru.export import ExportError, export_generator
 from gan_sru.networks import sample_noise
+from gan_sru.onnx_graph import float_comparisons, single_assignment
 from gan_sru.sampling import Reference, TrainedRun
 from gan_sru.train import Trainer
 
