@@ -202,7 +202,6 @@ class GeneratorConfig(Section):
     output_noise_dim: Optional[int] = key(0, "per-step noise features mixed into the outputs past the SRU (each "
                                              "feature's innovations); 0: off; null: one per feature", ge=0)
     time_feature: bool = key(True, "feed t / (longest length - 1) at every step")
-    highway_bias: float = key(0.0, "initial reset-gate bias; > 0 starts the output on the smoothed state")
     hidden_size: Optional[int] = key(None, "SRU hidden size; null: from the data", ge=1)
     num_layers: Optional[int] = key(None, "stacked SRU layers; null: from the data", ge=1)
     bidirectional: bool = key(False, "bidirectional SRU layers")
@@ -216,8 +215,6 @@ class GeneratorConfig(Section):
                                          "the per-sequence input")
     oscillator_grid: Literal["auto", "linear", "log"] = key(
         "auto", "with oscillators: the bank's frequencies, linear or log-spaced; auto: from the longest length")
-    initial_state: bool = key(False, "the SRU's initial cell states are a learned map of the per-sequence noise "
-                                     "(samples start mid-stream)")
     output_activation: Literal[OUTPUT_ACTIVATIONS] = key(
         "sigmoid", "activation of the output features (data scaled to [0, 1]); sigmoid_margin: range (-0.25, 1.25)")
 
@@ -228,13 +225,6 @@ class DiscriminatorConfig(Section):
     name: Annotated[str, Registered(DISCRIMINATORS)] = key(
         "sru_bi", "bidirectional SRU or 1-D convolutions over time (gan_sru/models/discriminators.py)")
     hidden_size: Optional[int] = key(None, "sru_bi: hidden size per direction; null: from the data", ge=1)
-    pooled_stats: bool = key(False, "sru_bi: the head also reads each sequence's per-feature mean, std, mean "
-                                    "|step| and correlations")
-    step_features: bool = key(False, "sru_bi: a per-step layer on [x_t, differences] before the SRU (roughness, "
-                                     "local shape)")
-    step_window: int = key(2, "with step_features: the steps whose differences that layer reads", ge=2)
-    minibatch_std: int = key(0, "> 1: the head also reads feature stds over groups of this many sequences; "
-                                "0 or 1: off", ge=0)
     projection: bool = key(False, "runs with data.attributes: projection discriminator instead of attributes "
                                   "joined to every step")
     spectral: bool = key(False, "with projection: also a head on each feature's magnitude spectrum")

@@ -3,7 +3,8 @@
 Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them. Terms and
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md): a
 config holding one at its inert value reads as without it; at any other value it is refused, naming the key,
-unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not affect.
+unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not
+affect; the generator's removed options shape its graph, so a run trained with one is refused even then.
 """
 from gan_sru import ConfigError
 
@@ -34,7 +35,14 @@ REMOVED = {
     "train.r1_epsilon": 0.01,
     "train.r1_every": 1,
     "train.r1_stride": 1,
+    "model.generator.highway_bias": 0.0,
+    "model.generator.initial_state": False,
+    "model.discriminator.pooled_stats": False,
+    "model.discriminator.step_features": False,
+    "model.discriminator.step_window": 2,
+    "model.discriminator.minibatch_std": 0,
 }
+GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state")  # change what G computes
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 
 KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED)
@@ -51,9 +59,11 @@ def translate(flat, origins, removed="refuse"):
     removed="drop"). origins: {key: where it came from}, for messages. Returns the new flat mapping."""
     out = {k: v for k, v in flat.items() if k not in KEYS}
     for key in REMOVED:
-        if key in flat and flat[key] != REMOVED[key] and removed != "drop":
+        if key in flat and flat[key] != REMOVED[key] and (removed != "drop" or key in GENERATOR_KEYS):
+            fix = ("a run trained with it cannot be sampled by this version" if removed == "drop" else
+                   "remove the key")
             raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {flat[key]!r}: this option was removed: it "
-                              f"did not improve the scores on real data ({RESULTS_PAGE}); remove the key")
+                              f"did not improve the scores on real data ({RESULTS_PAGE}); {fix}")
     old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
     if not old:
         return out

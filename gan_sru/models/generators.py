@@ -34,20 +34,6 @@ def output_noise(h, eps, num_features):
     return scale * mixed
 
 
-def initial_state(static, num_layers, width):
-    """static (B, S) G's per-sequence input -> (num_layers, B, width) the SRU stack's initial cell states, a
-    learned linear map of it starting at 0 (zero states, as without it); call under G's scope.
-    With zero states every sequence starts from the same point and the slow units (forget gates near 1) take
-    their whole time scale to reach their spread: the samples of a stationary process come out
-    non-stationary (their spread across sequences changes along the sequence). A state drawn per sequence
-    starts them mid-stream."""
-    import nnabla.initializer as I
-
-    B = static.shape[0]
-    c0 = PF.affine(static, num_layers * width, w_init=I.ConstantInitializer(0.0), name="initial_state")
-    return F.transpose(F.reshape(c0, (B, num_layers, width)), (1, 0, 2))
-
-
 @GENERATORS.register("sru")
 def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="auto"):
     """SRU stack over [per-step noise, per-sequence noise, time t/max_len] -> affine (+ output noise, see
@@ -79,13 +65,8 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
         parts.append(F.constant(0.0, (L, B, 1)) + nn.Variable.from_numpy_array(t))
     inp = F.concatenate(*parts, axis=2) if len(parts) > 1 else step
     with nn.parameter_scope("generator"):
-        c0 = None
-        if gcfg.get("initial_state") and gcfg["static_noise_dim"] > 0:
-            c0 = initial_state(noise["static"], gcfg["num_layers"], (2 if gcfg["bidirectional"] else 1)
-                               * gcfg["hidden_size"])
         h, _ = sru(inp, gcfg["hidden_size"], num_layers=gcfg["num_layers"], bidirectional=gcfg["bidirectional"],
                    weight_c=gcfg["weight_c"], layer_norm=gcfg["layer_norm"], dropout=gcfg["dropout"],
-                   highway_bias=gcfg["highway_bias"], rescale=gcfg["highway_bias"] <= 0, c0=c0,
                    activation=gcfg.get("activation", "tanh"),
                    mask=mask, impl=impl, train=train, name="sru")
         out = affine(h, num_features, name="output", impl=impl)

@@ -9,9 +9,9 @@ from gan_sru.config import load_config
 from gan_sru.networks import sample_noise
 
 L, B, C = 9, 4, 3
-GCFG = dict(name="sru", noise_dim=3, static_noise_dim=2, time_feature=True, highway_bias=0.0, hidden_size=6,
+GCFG = dict(name="sru", noise_dim=3, static_noise_dim=2, time_feature=True, hidden_size=6,
             num_layers=2, bidirectional=False, weight_c=False, layer_norm=False, dropout=0.0, oscillators=False,
-            output_activation="identity", initial_state=False)
+            output_activation="identity")
 
 
 def test_the_key_reaches_the_recurrence_in_the_fused_and_the_exported_form():

@@ -10,7 +10,7 @@ from gan_sru.models.generators import OUTPUT_NOISE_START
 from gan_sru.networks import noise_shapes, sample_noise
 
 L, B, C, Z, E = 6, 4, 3, 2, 5
-GCFG = dict(name="sru", noise_dim=Z, output_noise_dim=E, static_noise_dim=3, time_feature=True, highway_bias=0.0,
+GCFG = dict(name="sru", noise_dim=Z, output_noise_dim=E, static_noise_dim=3, time_feature=True,
             hidden_size=8, num_layers=2, bidirectional=False, weight_c=False, layer_norm=False, dropout=0.0,
             oscillators=False, output_activation="identity")
 

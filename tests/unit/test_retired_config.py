@@ -11,6 +11,14 @@ REMOVED_MESSAGE = r"this option was removed: it did not improve the scores on re
                   r"2026-11-28-recipe.md\); remove the key"
 
 
+def nested(key, value, extra=""):
+    """YAML text setting a dotted key (with `extra` lines in its innermost section)."""
+    *sections, leaf = key.split(".")
+    text = "".join(f"{'  ' * i}{name}:\n" for i, name in enumerate(sections))
+    pad = "  " * len(sections)
+    return text + f"{pad}{leaf}: {value}\n" + "".join(f"{pad}{line}\n" for line in extra.splitlines())
+
+
 def write(tmp_path, text):
     path = tmp_path / "cfg.yaml"
     path.write_text(text)
@@ -38,26 +46,40 @@ def test_set_of_an_old_term_key_works():
 
 @pytest.mark.parametrize("key", sorted(retired.REMOVED))
 def test_a_removed_key_at_its_inert_value_is_dropped(tmp_path, key):
-    section, leaf = key.split(".")
     value = retired.REMOVED[key]
     text = value if isinstance(value, str) else str(value).lower()  # as YAML writes it
-    from_file = load_config(write(tmp_path, f"{section}:\n  {leaf}: {text}\n"))
+    from_file = load_config(write(tmp_path, nested(key, text)))
     assert from_file == load_config(None, [f"{key}={text}"]) == load_config(None)
 
 
 @pytest.mark.parametrize("key, value", [("train.r1_gamma", "1.0"), ("train.r1_stride", "4"),
                                         ("train.predictor_loss", "0.5"), ("train.marginal_loss", "1"),
                                         ("train.window_covariance_whitening", "step"),
-                                        ("train.sequence_whitened_rescale", "true")])
+                                        ("train.sequence_whitened_rescale", "true"),
+                                        ("model.discriminator.pooled_stats", "true"),
+                                        ("model.discriminator.minibatch_std", "4")])
 def test_a_removed_key_at_another_value_is_refused_naming_it(tmp_path, key, value):
-    section, leaf = key.split(".")
-    path = write(tmp_path, f"{section}:\n  {leaf}: {value}\n  moment_loss: 1.0\n")
+    text = (nested(key, value, "moment_loss: 1.0") if key.startswith("train.") else
+            nested(key, value) + "train:\n  moment_loss: 1.0\n")
+    path = write(tmp_path, text)
     with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {REMOVED_MESSAGE}"):
         load_config(path)
     with pytest.raises(ConfigError, match=rf"--set '{key}={value}': {key}: .*: {REMOVED_MESSAGE}"):
         load_config(None, [f"{key}={value}"])
     cfg = load_config(path, removed="drop")  # a run folder read to sample from: the option does not matter there
     assert cfg.train.terms == [{"name": "moment", "weight": 1.0}]
+
+
+@pytest.mark.parametrize("key, value", [("model.generator.initial_state", "true"),
+                                        ("model.generator.highway_bias", "2.0")])
+def test_a_removed_generator_option_is_refused_even_to_sample(tmp_path, key, value):
+    """It changed what the generator computes: a run trained with it cannot be rebuilt without it."""
+    path = write(tmp_path, nested(key, value))
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: this option was removed: .*; remove the key"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*; a run trained with it cannot be sampled by this "
+                                          r"version"):
+        load_config(path, removed="drop")
 
 
 def test_old_term_keys_together_with_train_terms_are_refused(tmp_path):
