@@ -92,8 +92,7 @@ def membership_inference(training, holdout, generated, seed=0, bootstrap=BOOTSTR
     Returns {"auc", "advantage": AUC - 0.5, "interval": [lo, hi] of the advantage (bootstrap over both sides),
     "tpr_at_low_fpr", "low_fpr": the share of members flagged where at most LOW_FPR of non-members are (its
     floor: about low_fpr), "n_members", "n_nonmembers", "n_generated", "floor": 0.0, "warning": None or why the
-    interval is weak}, or
-    None with fewer than 2 sequences on a side.
+    interval is weak}, or None with fewer than 2 sequences on a side.
     """
     rng = np.random.default_rng([seed, 0x5EC])
     n = min(len(training), len(holdout))
