@@ -59,14 +59,12 @@ def rule_oscillator_grid(static_noise_dim, max_len):
 def apply_size_rules(cfg, num_features, max_len):
     """A copy of the resolved config `cfg` with every null size key set by ``rule_sizes`` and an "auto"
     oscillator grid by ``rule_oscillator_grid``; others kept."""
+    from gan_sru.config import assign, value_at
+
     out = copy.deepcopy(cfg)
     for key, value in rule_sizes(num_features, max_len).items():
-        *sections, name = key.split(".")
-        node = out
-        for s in sections:
-            node = getattr(node, s)
-        if getattr(node, name) is None:
-            setattr(node, name, value)
+        if value_at(out, key) is None:
+            assign(out, key, value)
     gcfg = out.model.generator
     if gcfg.oscillator_grid == "auto":
         gcfg.oscillator_grid = rule_oscillator_grid(gcfg.static_noise_dim, max_len)

@@ -20,6 +20,7 @@ from gan_sru.config.load import (
     resolve_config,
     schema_markdown,
     set_keys,
+    value_at,
 )
 from gan_sru.config.models import (
     SCHEMA,
@@ -38,4 +39,4 @@ from gan_sru.config.yaml import dump_yaml, parse_yaml
 __all__ = ["ConfigError", "Config", "DataConfig", "DiscriminatorConfig", "Field", "GeneratorConfig", "ModelConfig",
            "SCHEMA", "SECTIONS", "Section", "TrainConfig", "DATA_SUFFIXES", "assign", "check_value", "dump_config",
            "dump_yaml", "flat_config", "load_config", "parse_override", "parse_yaml", "resolve_config",
-           "schema_markdown", "set_keys"]
+           "schema_markdown", "set_keys", "value_at"]

@@ -166,22 +166,21 @@ def _nest(flat):
 
 def flat_config(cfg):
     """Resolved nested config -> {dotted key: value}, in SCHEMA order (the one flattening of a resolved config)."""
-    flat = {}
-    for key in SCHEMA:
-        node = cfg
-        for p in key.split("."):
-            node = node[p]
-        flat[key] = node
-    return flat
+    return {key: value_at(cfg, key) for key in SCHEMA}
+
+
+def value_at(cfg, key):
+    """The value of dotted `key` in the nested config `cfg` (a resolved config or a plain dict)."""
+    node = cfg
+    for p in key.split("."):
+        node = node[p]
+    return node
 
 
 def assign(cfg, key, value):
     """Set dotted `key` of the nested config `cfg` (a resolved config or a plain dict) to `value`."""
-    node = cfg
-    *parents, leaf = key.split(".")
-    for p in parents:
-        node = node[p]
-    node[leaf] = value
+    parent, _, leaf = key.rpartition(".")
+    (value_at(cfg, parent) if parent else cfg)[leaf] = value
 
 
 # ---------------------------------------------------------------- overrides
