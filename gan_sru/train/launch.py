@@ -88,7 +88,7 @@ def start_ranks(args):
                          "type_config": args.type_config}, "resolved configs",
                         hint=f"; start every rank with the same command line and config file (mpirun -n "
                              f"{comm.size} gan-sru train --config C ...)")
-        from .loop import parse_duration
+        from .duration import parse_duration
 
         comm.timeout_s = parse_duration(cfg.train.peer_timeout, "train.peer_timeout")
         comm.local_batch(cfg.train.batch_size)  # refuses a global batch the ranks cannot share evenly

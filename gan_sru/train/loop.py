@@ -26,33 +26,11 @@ from gan_sru.resources import check_resources
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
 from . import distributed, replicas
+from .duration import clock_text, parse_duration
 from .selection import Selection, score_checkpoint, write_selection
 from .steps import GanSteps
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each saves a checkpoint and stops cleanly
-
-
-DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-
-
-def parse_duration(text, what="train.budget"):
-    """'90s', '15m', '1h30m', '2.5m' -> seconds (float > 0); a ConfigError names `what` and the text otherwise."""
-    import re
-
-    text = str(text).strip()
-    ok = re.fullmatch(r"(?:[0-9]+(?:\.[0-9]+)?[hms])+", text, flags=re.ASCII)
-    seconds = sum(float(n) * DURATION_UNITS[u] for n, u in re.findall(r"([0-9.]+)([hms])", text)) if ok else 0
-    if not 0 < seconds < float("inf"):
-        raise ConfigError(f"{what} {text!r}: expected a duration such as 90s, 15m, 1h or 1h30m")
-    return seconds
-
-
-def _clock(seconds):
-    """Seconds as the progress bar's time left: 1h02m, 3m05s, 42s."""
-    s = int(round(seconds))
-    h, m = divmod(s, 3600)
-    m, s = divmod(m, 60)
-    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
 
 
 class Trainer:
@@ -356,7 +334,7 @@ class Trainer:
                     self.save(step, scored=True)
                     last_saved = step
                 # after the save: the bar's last state shows the score and selection that selection.json has
-                left = {} if budget is None else {"left": _clock(max(budget - self._spent(), 0.0))}
+                left = {} if budget is None else {"left": clock_text(max(budget - self._spent(), 0.0))}
                 bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **left, **self._selection_note(), refresh=False)
                 bar.update(1)
                 if step % t.sample_every == 0 or step == total:

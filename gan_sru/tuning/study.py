@@ -17,7 +17,7 @@ MAX_FAILURES = 3  # a worker stops after this many failed trials in a row (a con
 def parse_duration(text):
     """'90s', '5m', '1h30m', '2.5m' -> seconds (float > 0); a ConfigError names --budget and the text otherwise
     (train.budget's parser)."""
-    from gan_sru.train.loop import parse_duration as parse
+    from gan_sru.train.duration import parse_duration as parse
 
     return parse(text, "--budget")
 

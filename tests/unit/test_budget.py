@@ -5,7 +5,7 @@ import pytest
 
 from gan_sru import ConfigError
 from gan_sru.config import load_config
-from gan_sru.train.loop import _clock, parse_duration
+from gan_sru.train.duration import clock_text, parse_duration
 from gan_sru.train.steps import GanSteps
 
 
@@ -29,7 +29,7 @@ def test_bad_durations_name_the_key(text):
 
 
 def test_clock():
-    assert (_clock(42), _clock(185), _clock(3725)) == ("42s", "3m05s", "1h02m")
+    assert (clock_text(42), clock_text(185), clock_text(3725)) == ("42s", "3m05s", "1h02m")
 
 
 def test_schedule_follows_the_spent_budget():
