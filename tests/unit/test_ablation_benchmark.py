@@ -57,6 +57,8 @@ def test_comparison_says_when_the_recipe_beats_the_spread():
             row("moment", 0, 0.2)]
     text = ablation.comparison({"rows": rows})
     assert "| co2 | 24 | 0.420 ± 0.020 (2) | 0.110 ± 0.010 (2) | 0.050 | yes |" in text
-    close = [row("defaults", 0, 0.40), row("defaults", 1, 0.20), row("recipe", 0, 0.30)]
+    close = [row("defaults", 0, 0.40), row("defaults", 1, 0.20), row("recipe", 0, 0.30), row("recipe", 1, 0.32)]
     assert "| within |" in ablation.comparison({"rows": close})
+    one = [row("defaults", 0, 0.40), row("defaults", 1, 0.44), row("recipe", 0, 0.10)]  # a single seed has no spread
+    assert "| one seed |" in ablation.comparison({"rows": one})
     assert ablation.comparison({"rows": [row("moment", 0, 0.2)]}) == ""
