@@ -44,14 +44,9 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 # the project's defaults before the recipe: no terms, no oscillators, the default batch
-PLAIN = ["train.terms=[]", "model.generator.oscillators=false", "model.generator.oscillator_tuning=false",
-         "train.batch_size=128"]
 OSCILLATORS = ["model.generator.oscillators=true", "model.generator.oscillator_tuning=true"]
 NO_OSCILLATORS = ["model.generator.oscillators=false", "model.generator.oscillator_tuning=false"]
-
-
-def _term(name, weight=1.0):
-    return f"train.terms=[{{name: {name}, weight: {weight}}}]"
+PLAIN = ["train.terms=[]"] + NO_OSCILLATORS + ["train.batch_size=128"]
 
 
 def _terms(*names):
@@ -72,11 +67,11 @@ VARIANTS = {
     "recipe_output_noise": ["model.generator.output_noise_dim=null"],
     "recipe_layer_norm": ["model.generator.layer_norm=true"],
     "defaults": PLAIN,
-    "moment": PLAIN + [_term("moment")],
-    "innovation": PLAIN + [_term("innovation")],
-    "sequence_moment": PLAIN + [_term("sequence_moment")],
+    "moment": PLAIN + [_terms("moment")],
+    "innovation": PLAIN + [_terms("innovation")],
+    "sequence_moment": PLAIN + [_terms("sequence_moment")],
     "oscillators": PLAIN + OSCILLATORS,
-    "moment_oscillators": PLAIN + [_term("moment")] + OSCILLATORS,
+    "moment_oscillators": PLAIN + [_terms("moment")] + OSCILLATORS,
 }
 REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile", "r1", "highway",
            "moment_highway", "recipe_highway", "recipe_initial_state", "recipe_pooled_stats", "recipe_step_features",
