@@ -51,7 +51,7 @@ import numpy as np
 
 from gan_sru import ConfigError
 from gan_sru.commands.evaluate_memorisation import memorisation_section, privacy_section
-from gan_sru.commands.evaluate_report import PICTURES, report_markdown, score_table
+from gan_sru.commands.evaluate_report import PICTURES, report_markdown, score_table, write_pictures, write_report_html
 from gan_sru.commands.evaluate_separability import separability_section, separability_table
 from gan_sru.commands.sections import SECTIONS, check_sections, run_sections
 from gan_sru.files import atomic_write_text
@@ -59,7 +59,6 @@ from gan_sru.sampling import check_run_path, draw_lengths, generate_cut, trainin
 
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 FIDELITY_PICTURES = ("pca", "autocorrelation", "real_vs_generated", "correlation", "scores")
-MAX_LAG = 50
 _SUBSET_STREAM = 0xE7A1
 
 
@@ -243,51 +242,9 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     result["seconds"] = round(time.perf_counter() - t0, 1)
     _write_json(result, os.path.join(out, "metrics.json"))
     atomic_write_text(os.path.join(out, "report.md"), report_markdown(result))
-    _write_report_html(result, out, real, fake, run.folder.config_path, train)
+    write_report_html(result, out, real, fake, run.folder.config_path, train)
     result["out"] = out
     return result
-
-
-def write_pictures(real, fake, generated, floor, out, label):
-    """The pca, autocorrelation, real_vs_generated, correlation and scores pictures of PICTURES into `out`;
-    label ends each title (e.g. "step 500")."""
-    from gan_sru import metrics, plots
-
-    real_p, fake_p = metrics.pca_projection(real, fake, n=2)
-    plots.pca_scatter(real_p, fake_p, os.path.join(out, PICTURES["pca"]),
-                      title=f"PCA fitted on real, {label}")
-    lag = min(MAX_LAG, max(map(len, real)) - 1, max(map(len, fake)) - 1)  # each set's ACF needs lag < its longest
-    plots.autocorrelation_plot(metrics.autocorrelation(real, lag), metrics.autocorrelation(fake, lag),
-                               os.path.join(out, PICTURES["autocorrelation"]),
-                               title=f"autocorrelation (real solid, generated dashed), {label}")
-    plots.real_vs_fake(real, fake, os.path.join(out, PICTURES["real_vs_generated"]),
-                       title=f"real vs generated, [0, 1] scale, {label}")
-    plots.correlation_heatmaps(metrics.correlation_matrix(real), metrics.correlation_matrix(fake),
-                               os.path.join(out, PICTURES["correlation"]),
-                               title=f"feature correlations (lag 0, pooled over sequences and steps), {label}")
-    bars = {}
-    for name, short in (("discriminative", "disc"), ("predictive", "pred"), ("mmd2", "MMD²")):
-        for which, scores in (("gen", generated), ("floor", floor)):
-            if scores is not None and scores[name] is not None:
-                bars[f"{short} {which}"] = scores[name]
-    plots.scores_bar(bars, os.path.join(out, PICTURES["scores"]), size=(900, 400),
-                     title=f"generated (gen) and held-out real (floor) vs real, {label}; lower is better")
-
-
-def _write_report_html(result, out, real, fake, config_path, train):
-    """report.html next to report.md (gan_sru.report): the config as written, a summary of the training data."""
-    from gan_sru.report import write_html
-
-    config_text = None
-    if config_path and os.path.exists(config_path):
-        with open(config_path, encoding="utf-8") as f:
-            config_text = f.read()
-    lengths = [len(s) for s in train.sequences]
-    summary = {"training sequences": len(lengths), "features": real[0].shape[1],
-               "steps per sequence": (f"{min(lengths)} to {max(lengths)}" if min(lengths) != max(lengths)
-                                      else lengths[0])}
-    write_html(result, out, real, fake, config_text, summary,
-               title=f"Evaluation of {os.path.basename(str(result['run']))} at step {result['checkpoint_step']}")
 
 
 def _write_json(obj, path):

@@ -1,4 +1,5 @@
-"""The text of `gan-sru evaluate`'s results: the score table it prints and report.md."""
+"""What `gan-sru evaluate` writes besides metrics.json: the score table it prints, report.md, the pictures and
+report.html."""
 import os
 
 from gan_sru.commands.evaluate_memorisation import PICTURE as MEMORISATION_PICTURE
@@ -11,6 +12,7 @@ SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2"
 PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
             "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png",
             "separability": SEPARABILITY_PICTURE, "memorisation": MEMORISATION_PICTURE}
+MAX_LAG = 50  # autocorrelation picture: lags 0 .. 50
 
 
 def format_score(name, value):
@@ -124,3 +126,45 @@ def _fidelity_markdown(r):
         "",
     ]
     return lines
+
+
+def write_pictures(real, fake, generated, floor, out, label):
+    """The pca, autocorrelation, real_vs_generated, correlation and scores pictures of PICTURES into `out`;
+    label ends each title (e.g. "step 500")."""
+    from gan_sru import metrics, plots
+
+    real_p, fake_p = metrics.pca_projection(real, fake, n=2)
+    plots.pca_scatter(real_p, fake_p, os.path.join(out, PICTURES["pca"]),
+                      title=f"PCA fitted on real, {label}")
+    lag = min(MAX_LAG, max(map(len, real)) - 1, max(map(len, fake)) - 1)  # each set's ACF needs lag < its longest
+    plots.autocorrelation_plot(metrics.autocorrelation(real, lag), metrics.autocorrelation(fake, lag),
+                               os.path.join(out, PICTURES["autocorrelation"]),
+                               title=f"autocorrelation (real solid, generated dashed), {label}")
+    plots.real_vs_fake(real, fake, os.path.join(out, PICTURES["real_vs_generated"]),
+                       title=f"real vs generated, [0, 1] scale, {label}")
+    plots.correlation_heatmaps(metrics.correlation_matrix(real), metrics.correlation_matrix(fake),
+                               os.path.join(out, PICTURES["correlation"]),
+                               title=f"feature correlations (lag 0, pooled over sequences and steps), {label}")
+    bars = {}
+    for name, short in (("discriminative", "disc"), ("predictive", "pred"), ("mmd2", "MMD²")):
+        for which, scores in (("gen", generated), ("floor", floor)):
+            if scores is not None and scores[name] is not None:
+                bars[f"{short} {which}"] = scores[name]
+    plots.scores_bar(bars, os.path.join(out, PICTURES["scores"]), size=(900, 400),
+                     title=f"generated (gen) and held-out real (floor) vs real, {label}; lower is better")
+
+
+def write_report_html(result, out, real, fake, config_path, train):
+    """report.html next to report.md (gan_sru.report): the config as written, a summary of the training data."""
+    from gan_sru.report import write_html
+
+    config_text = None
+    if config_path and os.path.exists(config_path):
+        with open(config_path, encoding="utf-8") as f:
+            config_text = f.read()
+    lengths = [len(s) for s in train.sequences]
+    summary = {"training sequences": len(lengths), "features": real[0].shape[1],
+               "steps per sequence": (f"{min(lengths)} to {max(lengths)}" if min(lengths) != max(lengths)
+                                      else lengths[0])}
+    write_html(result, out, real, fake, config_text, summary,
+               title=f"Evaluation of {os.path.basename(str(result['run']))} at step {result['checkpoint_step']}")

@@ -69,6 +69,7 @@ def score_files(real_path, fake_path, out, holdout_path=None, num=1000, repeats=
     from gan_sru import DataError, metrics
     from gan_sru.commands import evaluate
     from gan_sru.commands.evaluate_memorisation import memorisation_section, privacy_section
+    from gan_sru.commands.evaluate_report import write_pictures
     from gan_sru.commands.evaluate_separability import separability_section
     from gan_sru.data.scaling import MinMaxScaler
     from gan_sru.metrics.ts2vec import default_iterations
@@ -116,7 +117,7 @@ def score_files(real_path, fake_path, out, holdout_path=None, num=1000, repeats=
         result["generated"] = evaluate.score_sets(real, fake, repeats, seed, settings, fids[0], progress)
         if len(held) >= 2:
             result["holdout"] = evaluate.score_sets(real, held, repeats, seed, settings, fids[1], progress)
-        evaluate.write_pictures(real, fake, result["generated"], result["holdout"], out, "scored files")
+        write_pictures(real, fake, result["generated"], result["holdout"], out, "scored files")
         result["pictures"].update({k: evaluate.PICTURES[k] for k in evaluate.FIDELITY_PICTURES})
 
     def separability():

@@ -2,9 +2,11 @@
 writes, each function returns the path it wrote).
 
 - ``training_curves``: one panel per monitored series (the losses), two panels a row.
+- ``curves_from_monitors``: ``training_curves`` of a run's monitors/d_loss and g_loss series files.
 - ``selection_curve``: checkpoint selection's score at each checkpoint, the selected one marked.
 """
 import math
+import os
 
 import numpy as np
 
@@ -58,3 +60,16 @@ def selection_curve(history, best, path, title="checkpoint selection", size=(800
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return save(fig, path)
+
+
+def curves_from_monitors(monitors, path, names=("d_loss", "g_loss")):
+    """``training_curves`` of the series files MONITORS/NAME.series.txt that hold lines; the path written, or
+    None when none does (before the first log_every step)."""
+    data = {}
+    for name in names:
+        series = os.path.join(monitors, f"{name}.series.txt")
+        if os.path.exists(series) and os.path.getsize(series):
+            arr = np.loadtxt(series, ndmin=2)
+            if arr.size:
+                data[name] = (arr[:, 0], arr[:, 1])
+    return training_curves(data, path) if data else None

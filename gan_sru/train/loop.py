@@ -227,22 +227,6 @@ class Trainer:
         return TrainingDiverged(f"training diverged at step {step}: {what}; {where}. Try lower learning rates "
                                 "(train.g_lr, train.d_lr) or train.grad_clip.")
 
-    def _resumed(self, cls, name, monitor, interval, kind):
-        """An nnabla monitor that keeps the run's earlier lines up to the resumed step (nnabla's monitors
-        empty their file when created; lines after the last checkpoint are dropped, they are redone)."""
-        path = os.path.join(self.run.monitors, f"{name}.{kind}.txt")
-        kept = []
-        if self.start_step > 0 and os.path.exists(path):
-            with open(path) as f:
-                kept = [line for line in f if line.split() and line.split()[0].isdigit()
-                        and int(line.split()[0]) <= self.start_step]
-        m = cls(name, monitor, interval=interval, verbose=False)
-        if kept:
-            with open(path, "a") as f:
-                f.writelines(kept)
-        m.flush_at = self.start_step
-        return m
-
     def _budget_spent(self, step):
         """True once train.budget's seconds are spent (rank 0's clock decides, so every rank stops at the same
         step)."""
@@ -301,9 +285,9 @@ class Trainer:
             return self.run.path
         if root:
             monitor = Monitor(self.run.monitors)
-            series = {k: self._resumed(MonitorSeries, k, monitor, t.log_every, "series")
+            series = {k: self.run.monitor(MonitorSeries, k, monitor, t.log_every, "series", self.start_step)
                       for k in ("d_loss", "g_loss")}
-            timer = self._resumed(MonitorTimeElapsed, "time", monitor, t.log_every, "timer")
+            timer = self.run.monitor(MonitorTimeElapsed, "time", monitor, t.log_every, "timer", self.start_step)
         if root:  # MLflow: tracking.NULL unless tracking is on; a resumed run continues its MLflow run
             self.tracker = tracking.open_run(cfg, self.run.path, self.track, resume=self.start_step > 0)
             self.tracker.log_params(flat_config(cfg))
@@ -384,14 +368,6 @@ class Trainer:
         self.tracker.log_artifacts([os.path.join(self.run.samples, f"step_{step:08d}.png")], "samples")
 
     def write_curves(self):
-        from gan_sru.plots import training as plots_training
+        from gan_sru.plots.training import curves_from_monitors
 
-        data = {}
-        for name in ("d_loss", "g_loss"):
-            path = os.path.join(self.run.monitors, f"{name}.series.txt")
-            if os.path.exists(path) and os.path.getsize(path):  # empty before the first log_every step
-                arr = np.loadtxt(path, ndmin=2)
-                if arr.size:
-                    data[name] = (arr[:, 0], arr[:, 1])
-        if data:
-            plots_training.training_curves(data, os.path.join(self.run.path, "losses.png"))
+        curves_from_monitors(self.run.monitors, os.path.join(self.run.path, "losses.png"))

@@ -132,6 +132,22 @@ class RunFolder:
             if step not in protect:
                 os.remove(path)
 
+    def monitor(self, cls, name, monitor, interval, kind, start_step):
+        """An nnabla monitor writing MONITORS/NAME.KIND.txt that keeps the file's lines up to `start_step` (nnabla's
+        monitors empty their file when created; lines after the last checkpoint are dropped, they are redone)."""
+        path = os.path.join(self.monitors, f"{name}.{kind}.txt")
+        kept = []
+        if start_step > 0 and os.path.exists(path):
+            with open(path) as f:
+                kept = [line for line in f if line.split() and line.split()[0].isdigit()
+                        and int(line.split()[0]) <= start_step]
+        m = cls(name, monitor, interval=interval, verbose=False)
+        if kept:
+            with open(path, "a") as f:
+                f.writelines(kept)
+        m.flush_at = start_step
+        return m
+
 
 class Checkpoint:
     """Parameters, solver states and metadata of one training step, as one .npz.

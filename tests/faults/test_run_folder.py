@@ -239,6 +239,20 @@ def test_list_checkpoints_sees_complete_files_only(tmp_path):
     assert [s for s, _ in run.list_checkpoints()] == [2, 10]
 
 
+def test_a_resumed_monitor_keeps_the_lines_up_to_the_resumed_step(tmp_path):
+    from nnabla.monitor import Monitor, MonitorSeries
+
+    run = RunFolder(tmp_path / "run").create()
+    path = os.path.join(run.monitors, "d_loss.series.txt")
+    with open(path, "w") as f:
+        f.write("".join(f"{s} {s / 100:.6f}\n" for s in (10, 20, 30, 40, 50)))
+    m = run.monitor(MonitorSeries, "d_loss", Monitor(run.monitors), 10, "series", start_step=30)
+    assert m.flush_at == 30
+    assert [int(line.split()[0]) for line in open(path)] == [10, 20, 30]  # 40, 50 are redone
+    fresh = run.monitor(MonitorSeries, "d_loss", Monitor(run.monitors), 10, "series", start_step=0)
+    assert fresh.flush_at == 0 and open(path).read() == ""
+
+
 # ---------------------------------------------------------------- temporaries, prune
 
 def test_stray_temporaries_are_removed_by_the_lock_holder_only(tmp_path):

@@ -81,6 +81,15 @@ def test_training_curves_size_follows_rows(tmp_path, series, height):
     assert read(plots_training.training_curves(curves, tmp_path / "curves.png")).shape[:2] == (height, 1000)
 
 
+def test_curves_from_monitors_reads_the_series_files_that_hold_lines(tmp_path):
+    assert plots_training.curves_from_monitors(str(tmp_path), tmp_path / "none.png") is None
+    (tmp_path / "d_loss.series.txt").write_text("")  # created, nothing logged yet
+    assert plots_training.curves_from_monitors(str(tmp_path), tmp_path / "none.png") is None
+    (tmp_path / "g_loss.series.txt").write_text("".join(f"{s} {1 / (s + 1):.4f}\n" for s in range(0, 100, 10)))
+    path = plots_training.curves_from_monitors(str(tmp_path), tmp_path / "losses.png")
+    assert read(path).shape[:2] == (300, 1000)  # one panel: g_loss
+
+
 def test_selection_curve_marks_the_selected_step_and_has_the_promised_size(tmp_path):
     history = [(250, 0.4), (500, 0.1), (750, 0.3)]
     plain = read(plots_training.selection_curve(history, None, tmp_path / "plain.png"))
