@@ -53,19 +53,22 @@ def _terms(*names):
     return "train.terms=[" + ", ".join(f"{{name: {n}, weight: 1.0}}" for n in names) + "]"
 
 
-# variant -> its --set overrides. The recipe (gan_sru/recipe.py) with nothing set, and without each of its
-# parts or with one option added; the plain defaults, and with one term or option. Terms and options that the
-# grids on 2026-11-28 removed from the project stay in REMOVED, so the table still names their rows.
+# variant -> its --set overrides. The recipe (gan_sru/recipe.py) with nothing set, without each of its parts
+# or with one option added; the recipe before sequence_moment joined it (recipe_no_sequence_moment...); the
+# plain defaults, and with one term or option. Terms and options that the grids on 2026-11-28 removed from
+# the project stay in REMOVED, so the table still names their rows.
+OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
     "recipe_no_oscillators": NO_OSCILLATORS,
-    "recipe_no_innovation": [_terms("moment")],
-    "recipe_no_moment": [_terms("innovation")],
-    "recipe_sequence_moment": [_terms("moment", "innovation", "sequence_moment")],
-    "recipe_sequence_moment_no_moment": [_terms("innovation", "sequence_moment")],
-    "recipe_sequence_moment_no_oscillators": [_terms("moment", "innovation", "sequence_moment")] + NO_OSCILLATORS,
-    "recipe_output_noise": ["model.generator.output_noise_dim=null"],
-    "recipe_layer_norm": ["model.generator.layer_norm=true"],
+    "recipe_no_innovation": [_terms("moment", "sequence_moment")],
+    "recipe_no_moment": [_terms("innovation", "sequence_moment")],
+    "recipe_no_sequence_moment": OLD_RECIPE,
+    "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
+    "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
+    "recipe_no_sequence_moment_no_moment": [_terms("innovation")],
+    "recipe_no_sequence_moment_output_noise": OLD_RECIPE + ["model.generator.output_noise_dim=null"],
+    "recipe_no_sequence_moment_layer_norm": OLD_RECIPE + ["model.generator.layer_norm=true"],
     "defaults": PLAIN,
     "moment": PLAIN + [_terms("moment")],
     "innovation": PLAIN + [_terms("innovation")],
@@ -74,8 +77,9 @@ VARIANTS = {
     "moment_oscillators": PLAIN + [_terms("moment")] + OSCILLATORS,
 }
 REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile", "r1", "highway",
-           "moment_highway", "recipe_highway", "recipe_initial_state", "recipe_pooled_stats", "recipe_step_features",
-           "recipe_minibatch_std")
+           "moment_highway", "recipe_no_sequence_moment_highway", "recipe_no_sequence_moment_initial_state",
+           "recipe_no_sequence_moment_pooled_stats", "recipe_no_sequence_moment_step_features",
+           "recipe_no_sequence_moment_minibatch_std")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
@@ -290,7 +294,7 @@ def write(doc, stem):
     from gan_sru.files import atomic_write_text
 
     atomic_write_text(os.path.join(RESULTS, f"{stem}.json"), json.dumps(doc, indent=1) + "\n")
-    text = markdown(doc) + comparison(doc)
+    text = markdown(doc) + comparison(doc) + comparison(doc, "recipe_no_sequence_moment", "recipe")
     atomic_write_text(os.path.join(RESULTS, f"{stem}.md"), f"# Ablation ({doc['command']})\n\n" + text)
     picture(doc, os.path.join(RESULTS, f"{stem}.png"))
     return text
