@@ -15,8 +15,8 @@ records them in the run folder as recipe.json and `recipe_lines` prints them one
     choice                         rule
     model sizes                    gan_sru/sizes.py's rules from C and L
     train.batch_size               with N < 512: a quarter of N as a power of two, at least 8
-    train.terms                    moment and innovation, weight 1 each (RESULTS_PAGE: they improved the
-                                   scores on real data)
+    train.terms                    moment, innovation and sequence_moment, weight 1 each (RESULTS_PAGE and
+                                   TERMS_PAGE: they improved the scores on real and wide data)
     oscillator bank                on, with per-sequence tuning (RESULTS_PAGE)
     train.budget                   15m when neither train.steps nor train.budget is set
 """
@@ -30,7 +30,9 @@ from gan_sru.sizes import rule_sizes
 DEFAULT_BUDGET = "15m"
 STEP_CAP = 10 ** 7  # steps of a budgeted run: the budget ends it first
 RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
-RECIPE_TERMS = ({"name": "moment", "weight": 1.0}, {"name": "innovation", "weight": 1.0})
+TERMS_PAGE = "docs/results/2026-11-29-sequence-moment.md"
+RECIPE_TERMS = ({"name": "moment", "weight": 1.0}, {"name": "innovation", "weight": 1.0},
+                {"name": "sequence_moment", "weight": 1.0})
 
 
 def _autocorr(x, max_lag):
@@ -85,8 +87,8 @@ def choose(facts, user=()):
         batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))
         out["train.batch_size"] = (batch, f"{N} training sequences: a quarter of them, as a power of two >= 8")
     if "train.terms" not in user:  # older train.<term>_loss keys arrive as train.terms (config/retired.py)
-        out["train.terms"] = (list(RECIPE_TERMS), "the terms that improved the scores on real data "
-                              f"({RESULTS_PAGE})")
+        out["train.terms"] = (list(RECIPE_TERMS), "the terms that improved the scores on real and wide data "
+                              f"({TERMS_PAGE})")
     bank = ("model.generator.oscillators", "model.generator.oscillator_tuning")
     if not user & set(bank):  # the bank and its tuning go together: a config that sets either keeps both
         for key in bank:

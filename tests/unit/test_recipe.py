@@ -33,7 +33,7 @@ def test_choices_follow_the_data_and_keep_the_users_keys():
     smooth = choose(data_facts(sines()))
     assert smooth["train.batch_size"][0] == 16  # 64 sequences: a quarter
     assert smooth["model.generator.hidden_size"][0] == 48 and smooth["train.budget"][0] == "15m"
-    assert [t["name"] for t in smooth["train.terms"][0]] == ["moment", "innovation"]
+    assert [t["name"] for t in smooth["train.terms"][0]] == ["moment", "innovation", "sequence_moment"]
     assert smooth["model.generator.oscillators"][0] is True
     assert "train.terms" not in choose(data_facts(sines()), user={"train.terms"})
     many = choose(data_facts(sines(n=600)))
