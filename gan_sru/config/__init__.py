@@ -1,5 +1,5 @@
-"""Config files: typed section models (models.py), YAML loading with validation and `--set` overrides
-(load.py), and the YAML dialect (yaml.py).
+"""Config files: typed section models (models.py) and their flat table of keys (table.py), YAML loading
+with validation and `--set` overrides (load.py), and the YAML dialect (yaml.py).
 
     cfg = load_config("configs/sines.yaml", overrides=["train.steps=500"])
     cfg.train.steps        # -> 500
@@ -23,17 +23,15 @@ from gan_sru.config.load import (
     value_at,
 )
 from gan_sru.config.models import (
-    SCHEMA,
-    SECTIONS,
     Config,
     DataConfig,
     DiscriminatorConfig,
-    Field,
     GeneratorConfig,
     ModelConfig,
     Section,
     TrainConfig,
 )
+from gan_sru.config.table import SCHEMA, SECTIONS, Field
 from gan_sru.config.yaml import dump_yaml, parse_yaml
 
 __all__ = ["ConfigError", "Config", "DataConfig", "DiscriminatorConfig", "Field", "GeneratorConfig", "ModelConfig",

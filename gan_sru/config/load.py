@@ -12,7 +12,8 @@ from pydantic import BaseModel, ValidationError
 
 from gan_sru import ConfigError
 from gan_sru.config import retired
-from gan_sru.config.models import SCHEMA, SECTIONS, Config, plain, section_model
+from gan_sru.config.models import Config, plain
+from gan_sru.config.table import SCHEMA, SECTIONS, section_model
 from gan_sru.config.yaml import dump_yaml, parse_yaml
 from gan_sru.data.readers import SUFFIXES as DATA_SUFFIXES
 from gan_sru.files import atomic_write_text
