@@ -183,7 +183,7 @@ def run_one(key, name, length, seed, variant, args, floors):
     shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
     t0 = time.perf_counter()
     trainer = Trainer(cfg, progress=False, out=open(os.devnull, "w"))
-    trainer.clock = time.process_time  # the budget in CPU seconds of this process
+    trainer.budget.clock = time.process_time  # the budget in CPU seconds of this process
     trainer.train()
     train_s = time.perf_counter() - t0
     step = trainer.run.list_checkpoints()[-1][0]

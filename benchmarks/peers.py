@@ -16,7 +16,7 @@ id, time, features).
 Generators, each given --budget of CPU time (seconds of the processes that fit it; run with OMP_NUM_THREADS=1),
 each writing --num sequences of 24 steps to WORK/<set>/<generator>/samples.csv:
     gan_sru  the Trainer as `gan-sru train` runs it (the recipe fills the keys the config leaves unset), train.budget
-             measured in CPU seconds of this process (Trainer.clock = time.process_time), then `gan-sru generate`
+             measured in CPU seconds of this process (Trainer.budget.clock = time.process_time), then `gan-sru generate`
     par      SDV's PARSynthesizer in its own venv (--peers-python; `pip install sdv`) on --par-sequences training
              windows drawn at random (a PAR epoch is one full-batch step over all of them), its epoch loop stopped
              when the budget is spent (PAR has no time budget of its own)
@@ -127,7 +127,7 @@ def gan_sru_samples(cfg, out, num, seed, log):
     t0 = time.process_time()
     with open(log, "a") as f:
         trainer = Trainer(cfg, progress=False, out=f)
-        trainer.clock = time.process_time  # the budget in CPU seconds of this process
+        trainer.budget.clock = time.process_time  # the budget in CPU seconds of this process
         trainer.train()
     fit_cpu = time.process_time() - t0
     step = trainer.run.list_checkpoints()[-1][0]

@@ -1,5 +1,6 @@
 """Config files: typed section models (models.py) and their flat table of keys (table.py), YAML loading
-with validation and `--set` overrides (load.py), and the YAML dialect (yaml.py).
+with validation and `--set` overrides (load.py), the messages that refuse a value (refusals.py), and the
+YAML dialect (yaml.py).
 
     cfg = load_config("configs/sines.yaml", overrides=["train.steps=500"])
     cfg.train.steps        # -> 500

@@ -6,121 +6,20 @@ error becomes a ConfigError naming the file (or the override), the dotted key, t
 import difflib
 import os
 import re
-import reprlib
 
 from pydantic import BaseModel, ValidationError
 
 from gan_sru import ConfigError
 from gan_sru.config import retired
 from gan_sru.config.models import Config, plain
-from gan_sru.config.table import SCHEMA, SECTIONS, section_model
+from gan_sru.config.refusals import check_value, choices, kind_name, show, translate
+from gan_sru.config.table import SCHEMA, SECTIONS
 from gan_sru.config.yaml import dump_yaml, parse_yaml
 from gan_sru.data.readers import SUFFIXES as DATA_SUFFIXES
 from gan_sru.files import atomic_write_text
-from gan_sru.registry import Registry, load_builtin_networks
 
-_repr = reprlib.Repr()
-_repr.maxstring = 60
-_repr.maxother = 60
-_repr.maxlist = 6
-_repr.maxdict = 4
-_repr.maxlevel = 3
-
-
-def _show(value):
-    """Short repr of a value for messages (bounded size even for huge or recursive values)."""
-    return _repr.repr(value)
-
-
-def _kind_name(value):
-    return "null" if value is None else type(value).__name__
-
-
-# ---------------------------------------------------------------- one value
-
-def _choices(field):
-    """The allowed values of a field with a fixed set of them (a registry's names in registration order), or None."""
-    if isinstance(field.allowed, Registry):
-        load_builtin_networks()
-        return tuple(field.allowed)
-    return field.allowed if isinstance(field.allowed, tuple) else None
-
-
-def _expected(field):
-    """Human description of what a field accepts, e.g. 'an integer >= 1 or null'."""
-    kind = field.kind.rstrip("?")
-    text = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string",
-            "list[str]": "a list of strings",
-            "list[dict]": "a list of mappings, each with a 'name' string (e.g. [{name: moment, weight: 1.0}])"}[kind]
-    if isinstance(field.allowed, Registry) and not field.allowed:
-        text = (f"a registered {field.allowed.kind} name (none is registered: import the module "
-                "that registers yours first)")
-    elif _choices(field) is not None:
-        text = "one of " + ", ".join(repr(c) for c in _choices(field))
-    elif isinstance(field.allowed, str):
-        text += f" {field.allowed}"
-    elif isinstance(field.allowed, re.Pattern):
-        text += f" matching {field.allowed.pattern}"
-    if field.kind.endswith("?"):
-        text += " or null"
-    return text
-
-
-def _refusal(key, value, error, where):
-    """The ConfigError for pydantic's `error` (one entry of ValidationError.errors()) on dotted `key`."""
-    field, kind, extra = SCHEMA[key], SCHEMA[key].kind.rstrip("?"), ""
-    if value is None:
-        pass
-    elif kind == "str" and isinstance(value, (bool, int, float)):
-        extra = " (quote it in YAML if it is meant as text)"
-    elif kind == "list[str]":
-        repeated = error["type"] == "value_error" and "repeats" in str(error["ctx"]["error"])
-        extra = " (without repeats)" if repeated else " (a non-empty list of non-empty strings)"
-    elif _choices(field) is not None:
-        close = difflib.get_close_matches(str(value), _choices(field), n=1)
-        extra = f" (did you mean {close[0]!r}?)" if close else ""
-    elif error["type"] == "finite_number":
-        extra = " (finite)"
-    elif kind == "float" and isinstance(value, int) and not isinstance(value, bool):
-        if error["type"] == "float_type":
-            extra = " (too large)"
-        else:  # out of range: shown as the number it was read as
-            value = float(value)
-    elif error["type"] == "string_too_short":
-        extra = " (not empty)"
-    elif error["type"] == "value_error" and kind == "list[dict]":
-        extra = f" ({error['ctx']['error']})"
-    return ConfigError(f"{where}: {key}: got {_show(value)} ({_kind_name(value)}); expected {_expected(field)}{extra}")
-
-
-def _translate(error, tree, origins, where):
-    """ValidationError -> ConfigError for its first error; `origins` names the file or override of each key."""
-    first = error.errors()[0]
-    parts = []
-    for part in first["loc"]:
-        if ".".join(parts + [str(part)]) in SCHEMA or ".".join(parts + [str(part)]) in SECTIONS:
-            parts.append(str(part))
-        else:
-            break
-    key = ".".join(parts)
-    if key not in SCHEMA:  # not expected: the flattening refuses unknown keys and non-mapping sections first
-        return ConfigError(f"{where}: {key or 'top level'}: {first['msg']}")
-    node = tree
-    for part in parts:
-        node = node[part]
-    return _refusal(key, node, first, origins.get(key, where))
-
-
-def check_value(key, value, where):
-    """Validate one value for dotted `key`; returns it normalised (int -> float for floats).
-
-    Raises ConfigError naming `where`, the key, the value and the expectation.
-    """
-    section, _, leaf = key.rpartition(".")
-    try:
-        return getattr(section_model(section).model_validate({leaf: value}), leaf)
-    except ValidationError as e:
-        raise _refusal(key, value, e.errors()[0], where) from None
+__all__ = ["DATA_SUFFIXES", "assign", "check_value", "dump_config", "flat_config", "given_tree", "given_values",
+           "load_config", "parse_override", "resolve_config", "schema_markdown", "set_keys", "value_at"]
 
 
 # ---------------------------------------------------------------- keys and nesting
@@ -136,7 +35,7 @@ def _flatten(tree, prefix, where):
     flat = {}
     for name, value in tree.items():
         if not isinstance(name, str) or not name:
-            raise ConfigError(f"{where}: {prefix or 'top level'}: key {_show(name)} ({_kind_name(name)}) "
+            raise ConfigError(f"{where}: {prefix or 'top level'}: key {show(name)} ({kind_name(name)}) "
                               f"is not a non-empty string")
         key = f"{prefix}.{name}" if prefix else name
         if key in SCHEMA or key in retired.KEYS:  # older keys: translated by retired.translate
@@ -145,7 +44,7 @@ def _flatten(tree, prefix, where):
             if value is None:  # "train:" with everything commented out
                 continue
             if not isinstance(value, dict):
-                raise ConfigError(f"{where}: {key}: got {_show(value)} ({_kind_name(value)}); "
+                raise ConfigError(f"{where}: {key}: got {show(value)} ({kind_name(value)}); "
                                   f"expected a mapping (a section with keys)")
             flat.update(_flatten(value, key, where))
         else:
@@ -208,7 +107,7 @@ def parse_override(text):
     if key in SCHEMA and SCHEMA[key].kind.startswith("str") and isinstance(value, (bool, int, float)):
         value = value_text.strip()  # name=2024 or name=no mean the text, as the key takes only strings
     if key in SECTIONS and not isinstance(value, dict):
-        raise ConfigError(f"{where}: {key}: got {_show(value)} ({_kind_name(value)}); "
+        raise ConfigError(f"{where}: {key}: got {show(value)} ({kind_name(value)}); "
                           f"expected a mapping (it is a section), e.g. {key}={{key: value}}")
     return parts, value
 
@@ -237,14 +136,14 @@ def _check_together(flat, where):
     id_col, time_col = flat["data.csv_id_column"], flat["data.csv_time_column"]
     attrs, cats = flat["data.attributes"] or [], flat["data.categorical"] or []
     if (attrs or cats) and source not in ("file", "sines_classes"):
-        raise ConfigError(f"{where}: data.attributes / data.categorical: got {_show(attrs + cats)} but data.source "
+        raise ConfigError(f"{where}: data.attributes / data.categorical: got {show(attrs + cats)} but data.source "
                           f"is {source!r}; they name columns of a table (data.source: file) or of sines_classes")
     both = sorted(set(attrs) & set(cats))
     if both:
         raise ConfigError(f"{where}: data.categorical: column {both[0]!r} is also in data.attributes; expected it "
                           "in one of them (attributes are per sequence, categorical features per step)")
     if source == "sines_classes" and not (set(attrs) <= {"class"} and set(cats) <= {"state"}):
-        raise ConfigError(f"{where}: data.attributes / data.categorical: got {_show(attrs + cats)}; sines_classes "
+        raise ConfigError(f"{where}: data.attributes / data.categorical: got {show(attrs + cats)}; sines_classes "
                           "has the attribute 'class' and the categorical feature 'state'")
     if id_col is not None and id_col == time_col:
         raise ConfigError(f"{where}: data.csv_time_column: got {time_col!r}; expected a column other than "
@@ -252,7 +151,7 @@ def _check_together(flat, where):
     features = flat["data.csv_feature_columns"] or []
     for col in (id_col, time_col):
         if col in features:
-            raise ConfigError(f"{where}: data.csv_feature_columns: got {_show(features)}; expected columns "
+            raise ConfigError(f"{where}: data.csv_feature_columns: got {show(features)}; expected columns "
                               f"other than the id and time columns ({col!r})")
 
 
@@ -270,7 +169,7 @@ def resolve_config(raw, where="<config>", overrides=(), removed="refuse"):
     if isinstance(raw, dict):
         raw = plain(raw)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: top level is {_kind_name(raw)}; expected a mapping of sections and keys "
+        raise ConfigError(f"{where}: top level is {kind_name(raw)}; expected a mapping of sections and keys "
                           f"(e.g. 'train:\\n  steps: 500')")
     flat = _flatten(raw, "", where)
     origins = dict.fromkeys(flat, where)
@@ -285,7 +184,7 @@ def resolve_config(raw, where="<config>", overrides=(), removed="refuse"):
     try:
         cfg = Config.model_validate(tree)
     except ValidationError as e:
-        raise _translate(e, tree, origins, where) from None
+        raise translate(e, tree, origins, where) from None
     _check_together(flat_config(cfg), where + (" (with --set overrides)" if overrides else ""))
     return cfg
 
@@ -357,8 +256,8 @@ def schema_markdown():
     rows = ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
     for key, f in SCHEMA.items():
         default = dump_yaml(f.default).strip().split("\n")[0]  # the YAML spelling: null, true, 0.001
-        if _choices(f) is not None:
-            allowed = " \\| ".join(f"`{c}`" for c in _choices(f))
+        if choices(f) is not None:
+            allowed = " \\| ".join(f"`{c}`" for c in choices(f))
         elif isinstance(f.allowed, re.Pattern):
             allowed = f"`{f.allowed.pattern}`"
         else:

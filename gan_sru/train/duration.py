@@ -1,5 +1,7 @@
-"""Durations in config values (`train.budget: 15m`) and in the progress bar (time left)."""
+"""Durations in config values (`train.budget: 15m`) and in the progress bar (time left), and the budget of
+a run across its sessions."""
 import re
+import time
 
 from gan_sru import ConfigError
 
@@ -22,3 +24,35 @@ def clock_text(seconds):
     h, m = divmod(s, 3600)
     m, s = divmod(m, 60)
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+class Budget:
+    """train.budget across a run's sessions: the seconds allowed (None: no budget), those spent by earlier
+    sessions (`before`, from the checkpoint's "elapsed_s") and this session's, measured by `clock`: wall
+    seconds; a benchmark sets time.process_time, so that runs sharing a loaded machine get the same work."""
+
+    def __init__(self, text=None, clock=time.perf_counter):
+        self.seconds, self.before, self.clock, self._t0 = None, 0.0, clock, None
+        self.allow(text)
+
+    def allow(self, text):
+        """Set the seconds allowed from a duration text ('15m'); None: no budget."""
+        self.seconds = None if text is None else parse_duration(text, "train.budget")
+
+    def start(self):
+        self._t0 = self.clock()
+
+    def session(self):
+        """Seconds of this session so far (0 before `start`)."""
+        return 0.0 if self._t0 is None else self.clock() - self._t0
+
+    def spent(self):
+        """Seconds of every session so far: what the budget is measured against."""
+        return self.before + self.session()
+
+    def exhausted(self):
+        return self.seconds is not None and self.spent() >= self.seconds
+
+    def left_text(self):
+        """The time left as the progress bar shows it (1h02m, 3m05s, 42s)."""
+        return clock_text(max(self.seconds - self.spent(), 0.0))

@@ -1,32 +1,22 @@
 """The training loop: data, run folder, checkpoints, monitors, pictures, progress."""
 import functools
-import json
 import math
 import os
 import signal
 import sys
-import time
 
 import numpy as np
 
 from gan_sru import ConfigError, RunFolderError, TrainingDiverged, tracking
-from gan_sru.config import dump_config, flat_config, load_config
+from gan_sru.config import flat_config
 from gan_sru.data import training_data
-from gan_sru.data.summary import (
-    describe,
-    picture_indices,
-    read_sampling,
-    sampling_record,
-    summary_text,
-    write_sampling,
-    write_summary,
-)
+from gan_sru.data.summary import describe, picture_indices, summary_text
 from gan_sru.recipe import apply_recipe, recipe_lines, write_recipe
 from gan_sru.resources import check_resources
 from gan_sru.train.run_folder import Checkpoint, RunFolder
 
-from . import distributed, replicas
-from .duration import clock_text, parse_duration
+from . import distributed, records, replicas
+from .duration import Budget
 from .selection import Selection, score_checkpoint, write_selection
 from .steps import GanSteps
 
@@ -61,11 +51,7 @@ class Trainer:
         self.sampler = None  # built at the first sample picture or selection, then kept
         self.selection = Selection()  # the checkpoints' selection scores (train.select)
         self.track, self.tracker = track, tracking.NULL  # rank 0 opens the MLflow run in _train
-        self.spent_before = 0.0  # training seconds of earlier sessions (restored from the checkpoint)
-        self.budget_s = None if cfg.train.budget is None else parse_duration(cfg.train.budget, "train.budget")
-        # what train.budget is measured in: wall seconds; a benchmark may set time.process_time (CPU seconds of
-        # this process), so that runs sharing a loaded machine get the same work
-        self.clock = time.perf_counter
+        self.budget = Budget(cfg.train.budget)  # a benchmark may set budget.clock = time.process_time
 
     def _log(self, msg):
         if self.comm.is_root:
@@ -85,7 +71,7 @@ class Trainer:
         # of a resumed run sets every key, so its choices stand
         cfg, facts, choices = apply_recipe(cfg, data.train.sequences)
         self.cfg = cfg
-        self.budget_s = None if cfg.train.budget is None else parse_duration(cfg.train.budget, "train.budget")
+        self.budget.allow(cfg.train.budget)
         # the model's memory from the config and the data's shape, refused before any network is built
         check_resources(cfg, data.train.num_features, int(data.spec.boundaries[-1]))
         if cfg.train.select != "none" and len(data.train) < 2:
@@ -105,7 +91,7 @@ class Trainer:
         self.scaler = data.dataset.scaler
         self.steps = GanSteps(cfg, self.train_set, self.spec, strategy=self.strategy, comm=self.comm)
         cfg = self.cfg = self.steps.cfg  # null model sizes resolved from the data (gan_sru/sizes.py)
-        changed = self._changed_keys() if self.resume and root else []
+        changed = records.changed_keys(run, cfg) if self.resume and root else []
         self.start_step = 0
         latest = run.latest_checkpoint() if self.resume and root else None
         if latest is not None:
@@ -115,7 +101,7 @@ class Trainer:
                          source=f"checkpoint {run.checkpoint_path(step)}")
             self.start_step = step
             self.selection = Selection.from_meta(ckpt.meta, step)
-            self.spent_before = float(ckpt.meta.get("elapsed_s", 0.0))
+            self.budget.before = float(ckpt.meta.get("elapsed_s", 0.0))
         if latest is not None and changed:
             raise ConfigError(
                 f"cannot resume {run.path} with a different config: {', '.join(changed)} differ from the run's "
@@ -131,27 +117,8 @@ class Trainer:
                       f"{self.steps.local_batch} sequences, not of the global batch of {self.steps.batch_size}: "
                       f"with {self.comm.size} ranks the run is close to a one-process run, not equal to it")
         if root:  # after the restore: a refused resume leaves the run's config as it was
-            dump_config(cfg, run.config_path, comment=distributed.world_size_comment(self.comm))
-            write_summary(run.path, summary)
-            record = sampling_record(data, cfg.data, run.path)  # generate needs no data
-            if read_sampling(run.path) != json.loads(json.dumps(record)):  # a resume on the same data rewrites nothing
-                write_sampling(run.path, record)
-            if self._conditioning():  # the category lists, for people and tools (checkpoints hold them too)
-                from gan_sru.files import atomic_write_text
-
-                atomic_write_text(os.path.join(run.path, "conditioning.json"),
-                                  json.dumps(self._conditioning()["conditioning"], indent=2) + "\n")
-
-    def _changed_keys(self):
-        """Dotted keys outside train.* (and the run's name and folder) where cfg differs from the saved one."""
-        if not os.path.exists(self.run.config_path):
-            return []
-        now, before = flat_config(self.cfg), flat_config(load_config(self.run.config_path))
-        ignore = ("train.", "name", "run_dir", "tracking.")
-        if read_sampling(self.run.path) is not None:  # the data is checked by its fingerprint (run_folder.locate_data)
-            ignore += ("data.path",)
-        return sorted(k for k in set(now) | set(before)
-                      if not k.startswith(ignore) and now.get(k) != before.get(k))
+            records.write(run, cfg, summary, data, self._conditioning().get("conditioning"),
+                          comment=distributed.world_size_comment(self.comm))
 
     def solvers(self):
         return {"G": self.steps.solver_g, "D": self.steps.solver_d}
@@ -160,14 +127,8 @@ class Trainer:
         return {"step": step, "scaler": self.scaler.to_dict(), "buckets": self.spec.to_dict(),
                 "num_features": self.train_set.num_features,
                 "config": self.cfg.model_dump(), "world_size": self.comm.size, "format": 1,
-                "selection": self.selection.to_dict(self.cfg.train.select), "elapsed_s": self._spent(),
+                "selection": self.selection.to_dict(self.cfg.train.select), "elapsed_s": self.budget.spent(),
                 **self._conditioning()}
-
-    def _spent(self):
-        """Training seconds spent so far, earlier sessions of a resumed run included (checkpoint meta
-        "elapsed_s"): what train.budget is measured against."""
-        t0 = getattr(self, "_session_t0", None)
-        return self.spent_before + (0.0 if t0 is None else self.clock() - t0)
 
     def _conditioning(self):
         """A conditional run's encoding (category lists, attribute ranges), so samples decode to the labels."""
@@ -227,13 +188,12 @@ class Trainer:
         return TrainingDiverged(f"training diverged at step {step}: {what}; {where}. Try lower learning rates "
                                 "(train.g_lr, train.d_lr) or train.grad_clip.")
 
-    def _budget_spent(self, step):
+    def _budget_spent(self):
         """True once train.budget's seconds are spent (rank 0's clock decides, so every rank stops at the same
         step)."""
-        if self.budget_s is None:
-            return False
-        return bool(self.comm.broadcast_object(self._spent() >= self.budget_s if self.comm.is_root else None)) \
-            if self.comm.size > 1 else self._spent() >= self.budget_s
+        if self.comm.size == 1 or self.budget.seconds is None:
+            return self.budget.exhausted()
+        return bool(self.comm.broadcast_object(self.budget.exhausted() if self.comm.is_root else None))
 
     def _on_signal(self, signum, frame):
         self.stop_signal = signum
@@ -271,13 +231,13 @@ class Trainer:
         self.comm.collective(self.prepare)  # an error on any rank (bad data, a locked folder) stops every rank
         replicas.check_same_data(self.comm, self.train_set, self.scaler)
         self.start_step = self.comm.broadcast_object(self.start_step)
-        self.spent_before = self.comm.broadcast_object(self.spent_before)
+        self.budget.before = self.comm.broadcast_object(self.budget.before)
         self.steps.sync_state()  # rank 0's state, restored or fresh, on every rank
         cfg, t, root = self.cfg, self.cfg.train, self.comm.is_root
-        total, budget = t.steps, self.budget_s
-        if self.start_step >= total or (budget is not None and self.spent_before >= budget):
+        total, budget = t.steps, self.budget
+        if self.start_step >= total or budget.exhausted():
             why = (f"train.steps = {total}" if self.start_step >= total else
-                   f"{self.spent_before:.0f} s of train.budget = {t.budget} spent")
+                   f"{budget.before:.0f} s of train.budget = {t.budget} spent")
             key = "train.steps" if self.start_step >= total else "train.budget"
             self._log(f"{self.run.path} is complete at step {self.start_step} ({why}); "
                       f"to train on, raise it: --set {key}=...")
@@ -296,14 +256,14 @@ class Trainer:
         self.steps.stop_requested = lambda: self.stop_signal is not None
         step = self.start_step
         # with a budget the bar counts steps without a total and shows the time left
-        bar = tqdm(total=total if budget is None else None, initial=step, disable=not self.progress or not root,
+        bar = tqdm(total=total if budget.seconds is None else None, initial=step, disable=not self.progress or not root,
                    desc=cfg.name, unit="step", dynamic_ncols=True)
         last_saved = step
-        t0 = self._session_t0 = self.clock()
-        if budget is not None:  # the schedules (learning rate, Gumbel temperature) follow the budget's fraction
-            self.steps.schedule_fraction = lambda: self._spent() / budget
+        budget.start()
+        if budget.seconds is not None:  # the schedules (learning rate, Gumbel temperature) follow its fraction
+            self.steps.schedule_fraction = lambda: budget.spent() / budget.seconds
         try:
-            while step < total and not self._stopping() and not self.aborted and not self._budget_spent(step):
+            while step < total and not self._stopping() and not self.aborted and not self._budget_spent():
                 d_loss, g_loss = self.steps.step(step)  # the global batch's losses: the same on every rank
                 if not (math.isfinite(d_loss) and math.isfinite(g_loss)):
                     raise distributed.on_every_rank(
@@ -318,7 +278,7 @@ class Trainer:
                     self.save(step, scored=True)
                     last_saved = step
                 # after the save: the bar's last state shows the score and selection that selection.json has
-                left = {} if budget is None else {"left": clock_text(max(budget - self._spent(), 0.0))}
+                left = {} if budget.seconds is None else {"left": budget.left_text()}
                 bar.set_postfix(d=f"{d_loss:.3f}", g=f"{g_loss:.3f}", **left, **self._selection_note(), refresh=False)
                 bar.update(1)
                 if step % t.sample_every == 0 or step == total:
@@ -338,7 +298,7 @@ class Trainer:
         finally:
             bar.close()
             self.run.unlock()
-        elapsed = self.clock() - t0
+        elapsed = budget.session()
         done = step - self.start_step
         if self.stop_signal is not None:
             name = signal.Signals(self.stop_signal).name
