@@ -206,6 +206,15 @@ def test_two_ranks_say_that_batch_statistic_terms_see_each_ranks_shard(tmp_path)
     assert "note:" not in one
 
 
+def test_two_ranks_stop_together_when_rank_0s_budget_is_spent(tmp_path):
+    """train.budget under mpirun: rank 0's clock decides, so both ranks stop at the same step and save once."""
+    out = ok(run(mpirun(2) + train_args(tmp_path, 10 ** 7, {"train.budget": "3s", "train.checkpoint_every": 10 ** 7})))
+    assert "trained " in out, out
+    (step, ckpt), = RunFolder(os.path.join(tmp_path, "run")).list_checkpoints()
+    meta = Checkpoint.load(ckpt).meta
+    assert 1 <= step < 10 ** 7 and meta["world_size"] == 2 and 3.0 <= meta["elapsed_s"] < 60, meta
+
+
 @slow
 def test_a_run_moves_between_world_sizes_with_the_same_data_order(tmp_path, reference):
     """2 ranks to step 8, 1 process to 16, 2 ranks to 24: the uninterrupted 2-rank run up to rounding."""
