@@ -12,4 +12,5 @@ from .samples import (  # noqa: F401
     sample_grid,
     scores_bar,
     separability_bars,
+    spread_sample,
 )

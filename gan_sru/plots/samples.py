@@ -26,6 +26,15 @@ def _as_list(seqs):
     return [s[:, None] if s.ndim == 1 else s for s in out]
 
 
+def spread_sample(seqs, k, seed=0):
+    """At most k of the sequences, drawn without replacement over the whole set with a fixed seed and kept in
+    their order, so windows cut from one long series come from all over it, not from one stretch of
+    neighbours (the first k of a held-out block overlap each other)."""
+    if len(seqs) <= k:
+        return list(seqs)
+    return [seqs[i] for i in np.sort(np.random.default_rng(seed).choice(len(seqs), size=k, replace=False))]
+
+
 def _grid_shape(n):
     cols = max(1, math.ceil(math.sqrt(n)))
     return math.ceil(n / cols), cols
@@ -93,14 +102,14 @@ def real_vs_fake(real, fake, path, features=None, max_items=50, title="real vs g
         real, fake: sequence sets with the same number of features C (``fake`` may be empty).
         features: feature indices to show; default ``pick_features(real)``: all of up to 8 features, else
             the 8 of highest variance (the title says so).
-        max_items: sequences drawn from each set.
+        max_items: sequences drawn from each set, spread over it (``spread_sample``).
         size: pixels; default (1200, 400) for up to 5 panels in one row, (1200, 650) for two rows.
 
     Returns the PNG path.
     """
     from matplotlib.collections import LineCollection
 
-    real, fake = _as_list(real)[:max_items], _as_list(fake)[:max_items]
+    real, fake = spread_sample(_as_list(real), max_items), spread_sample(_as_list(fake), max_items)
     C = real[0].shape[1]
     if features is None:
         features = pick_features(real)

@@ -25,7 +25,7 @@ def read(path):
 
 def colour_counts(image):
     """Pixels that are clearly blue (real) and clearly orange (generated)."""
-    r, b = image[..., 0].astype(int), image[..., 2].astype(int)
+    r, b = image[:, :600, 0].astype(int), image[:, :600, 2].astype(int)  # left of the legend
     return int(np.sum(b > r + 40)), int(np.sum(r > b + 80))
 
 
@@ -120,3 +120,18 @@ def test_no_figure_is_left_open(tmp_path, data):
     plots.checkpoint_gif([(0, data[0][:2])], tmp_path / "a.gif")
     assert plt.get_fignums() == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.gif", "a.png"]  # no temporary files left
+
+
+def test_real_vs_fake_draws_windows_from_all_over_a_long_series(tmp_path):
+    # 200 windows of a rising series in their order, window i flat at level i: the first 50 sit in the bottom
+    # quarter of its range, a spread sample reaches the top (generated lines over the whole range fix the axis)
+    windows = np.repeat(np.arange(200.0)[:, None, None], 8, axis=1)
+    image = read(plots.real_vs_fake(windows, windows[::4], tmp_path / "rvf.png"))
+    rows = lambda mask: np.flatnonzero(mask.any(axis=1))  # noqa: E731
+    r, b = image[:, :600, 0].astype(int), image[:, :600, 2].astype(int)  # left of the legend
+    blue, orange = rows(b - r > 30), rows(r - b > 50)
+    assert (blue.max() - blue.min()) > 0.8 * (orange.max() - orange.min())
+    assert plots.spread_sample(list(range(10)), 20) == list(range(10))
+    drawn = plots.spread_sample(list(range(1000)), 16)
+    assert len(set(drawn)) == 16 and drawn == sorted(drawn) and drawn[-1] - drawn[0] > 500
+    assert plots.spread_sample(list(range(1000)), 16) == drawn  # the same sample for every picture
