@@ -196,7 +196,8 @@ def run_one(key, name, length, seed, variant, args, floors):
     return {"key": key, "set": name, "length": length, "seed": seed, "variant": variant,
             "overrides": VARIANTS[variant], "budget": args.budget, "steps": step, "train_seconds": round(train_s, 1),
             "protocol": result["protocol"]["name"], "num_holdout": holdout, "repeats": args.repeats,
-            "generated": generated, "floor": floor, "evaluate_seconds": result["seconds"]}
+            "generated": generated, "floor": floor, "evaluate_seconds": result["seconds"],
+            "separability": result["separability"]}  # per group of statistics ("step changes": jaggedness)
 
 
 def summary(rows):
@@ -215,8 +216,16 @@ def summary(rows):
             cell[s] = (float(np.mean(v)) if v else None, float(np.std(v)) if v else None, len(v),
                        float(np.mean(f)) if f else None)
         cell["steps"] = float(np.mean([r["steps"] for r in rs]))
+        sep = [r["separability"] for r in rs if r.get("separability") and r["separability"].get("holdout")]
+        cell["step_changes"] = (float(np.mean([x["generated"]["step changes"] for x in sep])),
+                                float(np.mean([x["holdout"]["step changes"] for x in sep]))) if sep else None
         out[k] = cell
     return out
+
+
+def steps_text(cell):
+    """The separability of the step changes (0: generated steps as real ones; high: jagged or too smooth)."""
+    return "-" if cell is None else f"{cell[0]:.3f} ({cell[1]:.3f})"
 
 
 def markdown(doc):
@@ -225,7 +234,8 @@ def markdown(doc):
     lines = [f"CPU: {doc['cpu']}; budget {doc['budget']} per run; protocol {doc['protocol']}; mean ± std over "
              "seeds (n), floor = held-out real vs training real.", "",
              "| set | length | variant | n | steps | discriminative (floor) | predictive MAE (floor) | "
-             "Context-FID (floor) | correlational (floor) |", "|---|---|---|---|---|---|---|---|---|"]
+             "Context-FID (floor) | correlational (floor) | step changes (floor) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for (name, length, variant) in sorted(cells, key=lambda k: (k[0], k[1], order.index(k[2]))):
         c = cells[(name, length, variant)]
 
@@ -234,7 +244,7 @@ def markdown(doc):
             return "-" if m is None else f"{m:.{d}f} ± {sd:.{d}f} ({f:.{d}f})"
         lines.append(f"| {name} | {length} | {variant} | {c['discriminative'][2]} | {c['steps']:.0f} | "
                      f"{fmt('discriminative')} | {fmt('predictive', 4)} | {fmt('context_fid', 2)} | "
-                     f"{fmt('correlational', 2)} |")
+                     f"{fmt('correlational', 2)} | {steps_text(c['step_changes'])} |")
     return "\n".join(lines) + "\n"
 
 

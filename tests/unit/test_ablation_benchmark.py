@@ -26,6 +26,10 @@ def test_table_and_picture(tmp_path):
     text = ablation.markdown(doc)
     assert "| co2 | 24 | defaults | 2 | 100 | 0.300 ± 0.100 (0.050) |" in text
     assert text.index("| defaults |") < text.index("| moment |")
+    assert "| 0.50 ± 0.00 (0.10) | - |" in text  # no separability in the rows: no step-change column value
+    doc["rows"][0]["separability"] = {"generated": {"step changes": 0.3}, "holdout": {"step changes": 0.1}}
+    doc["rows"][1]["separability"] = {"generated": {"step changes": 0.1}, "holdout": {"step changes": 0.05}}
+    assert "| 0.50 ± 0.00 (0.10) | 0.200 (0.075) |" in ablation.markdown(doc)  # means over the seeds
     ablation.picture(doc, str(tmp_path / "a.png"))
     assert (tmp_path / "a.png").stat().st_size > 1000
 
