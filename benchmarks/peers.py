@@ -361,7 +361,7 @@ def write(doc, results, stem):
 
 def run_set(name, args, doc, results):
     """Write the set's split, make and score each generator's samples; the rows added to `doc`."""
-    from gan_sru.train.loop import parse_duration
+    from gan_sru.train.duration import parse_duration
 
     budget_s = parse_duration(args.budget)
     folder = os.path.join(args.work, name)
