@@ -1,5 +1,5 @@
 """Durations in config values (`train.budget: 15m`) and in the progress bar (time left), and the budget of
-a run across its sessions."""
+a run across its resumes."""
 import re
 import time
 
@@ -27,9 +27,10 @@ def clock_text(seconds):
 
 
 class Budget:
-    """train.budget across a run's sessions: the seconds allowed (None: no budget), those spent by earlier
-    sessions (`before`, from the checkpoint's "elapsed_s") and this session's, measured by `clock`: wall
-    seconds; a benchmark sets time.process_time, so that runs sharing a loaded machine get the same work."""
+    """train.budget across a run's resumes: the seconds allowed (None: no budget), those spent before this
+    process started training (`before`, from the checkpoint's "elapsed_s") and those since, measured by
+    `clock`: wall seconds; a benchmark sets time.process_time, so that runs sharing a loaded machine get the
+    same work."""
 
     def __init__(self, text=None, clock=time.perf_counter):
         self.seconds, self.before, self.clock, self._t0 = None, 0.0, clock, None
@@ -42,13 +43,13 @@ class Budget:
     def start(self):
         self._t0 = self.clock()
 
-    def session(self):
-        """Seconds of this session so far (0 before `start`)."""
+    def elapsed(self):
+        """Seconds since `start` (0 before it)."""
         return 0.0 if self._t0 is None else self.clock() - self._t0
 
     def spent(self):
-        """Seconds of every session so far: what the budget is measured against."""
-        return self.before + self.session()
+        """`before` + `elapsed()`: what the budget is measured against."""
+        return self.before + self.elapsed()
 
     def exhausted(self):
         return self.seconds is not None and self.spent() >= self.seconds

@@ -298,7 +298,7 @@ class Trainer:
         finally:
             bar.close()
             self.run.unlock()
-        elapsed = budget.session()
+        elapsed = budget.elapsed()
         done = step - self.start_step
         if self.stop_signal is not None:
             name = signal.Signals(self.stop_signal).name

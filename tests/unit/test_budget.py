@@ -73,16 +73,16 @@ def test_the_sample_picture_draws_real_windows_from_all_over_the_series():
     assert sorted(picture_indices(5, seed=0).tolist()) == [0, 1, 2, 3, 4]  # fewer than 16: each once
 
 
-def test_budget_counts_earlier_sessions_and_this_one_on_its_clock():
+def test_budget_counts_the_time_before_a_resume_and_since_on_its_clock():
     from gan_sru.train.duration import Budget
 
     now = [100.0]
     b = Budget("1m", clock=lambda: now[0])
-    b.before = 20.0  # seconds of earlier sessions, from the checkpoint
-    assert (b.session(), b.spent(), b.exhausted()) == (0.0, 20.0, False)  # not started: earlier sessions only
+    b.before = 20.0  # seconds spent before the resume, from the checkpoint
+    assert (b.elapsed(), b.spent(), b.exhausted()) == (0.0, 20.0, False)  # not started: the time before the resume only
     b.start()
     now[0] += 30.0
-    assert (b.session(), b.spent(), b.left_text(), b.exhausted()) == (30.0, 50.0, "10s", False)
+    assert (b.elapsed(), b.spent(), b.left_text(), b.exhausted()) == (30.0, 50.0, "10s", False)
     now[0] += 15.0
     assert b.exhausted() and b.left_text() == "0s"  # 65 s of 60: spent, never a negative time left
     assert not Budget(None).exhausted()  # no budget: train.steps alone ends the run
