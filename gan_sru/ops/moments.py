@@ -1,4 +1,5 @@
-"""G's moment terms (`gan_sru.train.losses.sequence_moment_loss` and `moment_loss`) as fused functions on the host.
+"""G's sequence-moment term (`gan_sru.train.losses.sequence_moment_loss`) as a fused function on the host, and
+the base of the fused moment terms (`HostMomentLoss`; the pooled ones are in gan_sru/ops/pooled_moments.py).
 
 The sequence term's plain-ops form costs about a third of a training step at 256 steps and 28 features
 (profiled: 361 ms of forward and backward at batch 64, where D's and G's recurrences together take less):
@@ -9,9 +10,7 @@ matmuls. The plain-ops form stays the reference (`impl="ref"`, and on CUDA conte
 the host); the tests tie the two together and this gradient to finite differences.
 
     loss = sequence_moments(fake, real, mask, tails)   # fake, real (L, B, C), mask (L, B) -> ()
-    loss = batch_moments(fake, real, mask)             # the batch's pooled moments, likewise
 
-The pooled term (`batch_moments`) is cheaper but the same kind of work (134 ms at 256 steps in plain ops).
 The gradient flows to `fake` only (the real statistics are constants, as in the plain form).
 """
 import numpy as np
@@ -236,78 +235,3 @@ def sequence_moments(fake, real, mask, tails=False, max_lag=1):
 
     check_shapes("SequenceMoments", fake, real, mask)
     return SequenceMoments(nn.get_current_context(), tails, max_lag)(fake, real, mask)
-
-
-# ------------------------------------------------------------------ the batch's pooled moments (moment_loss)
-
-def pooled_statistics(x, m):
-    """x (L, B, C), 0 at padded steps, m (L, B, 1) -> ([mean (C,), std (C,), correlations (C, C), lag-1
-    autocorrelation (C,) or None when L < 2], intermediates): `losses._masked_stats` over every valid step."""
-    L, B, C = x.shape
-    n = max(float(m.sum()), 1.0)
-    mean = x.reshape(-1, C).sum(axis=0) / n
-    c = (x - mean) * m
-    flat = c.reshape(-1, C)
-    cov = flat.T @ flat / n
-    var = np.diag(cov) + 1e-8
-    std = np.sqrt(var)
-    corr = cov / np.outer(std, std)
-    cache = dict(n=n, c=c, std=std, var=var, corr=corr)
-    acf = None
-    if L >= 2:
-        pairs = max(float(m[1:].sum()), 1.0)
-        acf = (c[1:] * c[:-1]).reshape(-1, C).sum(axis=0) / pairs / var
-        cache.update(pairs=pairs, acf=acf)
-    return [mean, std, corr, acf], cache
-
-
-def pooled_loss_and_grads(fake_stats, real_stats):
-    """mean |fake - real| over each statistic's entries, summed, and its gradient w.r.t. each fake statistic."""
-    total, grads = 0.0, []
-    for sf, sr in zip(fake_stats, real_stats):
-        if sf is None:
-            grads.append(None)
-            continue
-        total += np.abs(sf - sr).mean()
-        grads.append(np.sign(sf - sr) / sf.size)
-    return total, grads
-
-
-def pooled_backward(x, m, cache, grads):
-    """d loss / dx (L, B, C) from the gradients of `pooled_statistics`' statistics."""
-    L, B, C = x.shape
-    n, c, std, var, corr = cache["n"], cache["c"], cache["std"], cache["var"], cache["corr"]
-    g_mean, g_std, g_corr, g_acf = grads
-    g_cov = g_corr / np.outer(std, std)
-    g_std = g_std - ((g_corr + g_corr.T) * corr).sum(axis=1) / std  # corr_ij = cov_ij / (std_i std_j)
-    g_var = g_std / (2 * std)
-    gc = np.zeros_like(c)
-    if g_acf is not None:  # acf_i = sum_t c_t,i c_t-1,i / pairs / var_i
-        g_lag = g_acf / (cache["pairs"] * var)
-        g_var = g_var - g_acf * cache["acf"] / var
-        gc[1:] += g_lag * c[:-1]
-        gc[:-1] += g_lag * c[1:]
-    g_cov = g_cov + np.diag(g_var)  # var_i = cov_ii + eps
-    gc += (c.reshape(-1, C) @ (g_cov + g_cov.T) / n).reshape(L, B, C)  # cov = c^T c / n
-    gcm = gc * m  # c = (x - mean) m, mean = sum x / n
-    return gcm + m * (g_mean - gcm.reshape(-1, C).sum(axis=0)) / n
-
-
-class BatchMoments(HostMomentLoss):
-    """`losses.moment_loss` fused."""
-
-    def compute(self, fake, real, m):
-        fs, cache = pooled_statistics(fake, m)
-        loss, grads = pooled_loss_and_grads(fs, pooled_statistics(real, m)[0])
-        return loss, (fake, m, cache, grads)
-
-    def gradient(self, state):
-        return pooled_backward(*state)
-
-
-def batch_moments(fake, real, mask):
-    """The fused `losses.moment_loss` (a scalar) of fake, real (L, B, C) and mask (L, B)."""
-    import nnabla as nn
-
-    check_shapes("BatchMoments", fake, real, mask)
-    return BatchMoments(nn.get_current_context())(fake, real, mask)

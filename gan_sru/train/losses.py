@@ -76,7 +76,7 @@ def moment_loss(fake, real, mask, impl="auto"):
     function of gan_sru/ops/moments.py on a CPU context; "ref": these plain ops).
     """
     if _fused(impl):
-        from gan_sru.ops.moments import batch_moments
+        from gan_sru.ops.pooled_moments import batch_moments
 
         return batch_moments(fake, real, mask)
     mf, sf, cf, af = _masked_stats(fake, mask)
@@ -85,13 +85,18 @@ def moment_loss(fake, real, mask, impl="auto"):
     return loss + F.mean(F.absolute_error(af, ar)) if af is not None else loss
 
 
-def innovation_loss(fake, real, mask):
+def innovation_loss(fake, real, mask, impl="auto"):
     """A moment-matching term on the step changes d_t = x_t - x_(t-1) (the pairs of consecutive valid steps):
     |std_fake - std_real| per feature, averaged, plus the mean absolute difference of the C x C correlation
     matrices of the changes. The batch's lag-0 correlations mix slow (between-sequence) and fast co-movement;
     these pin down the fast one, the directions in which a sequence moves from step to step (without them a
     sequence's own feature correlations tell generated from real data apart).
-    fake, real (L, B, C), 0 at padded steps; mask (L, B); L >= 2. Real statistics are constants."""
+    fake, real (L, B, C), 0 at padded steps; mask (L, B); L >= 2. Real statistics are constants. impl: as
+    `moment_loss`'s."""
+    if _fused(impl):
+        from gan_sru.ops.pooled_moments import step_change_moments
+
+        return step_change_moments(fake, real, mask)
     L, B, C = fake.shape
     pair = F.slice(mask, start=(1, 0), stop=(L, B)) * F.slice(mask, start=(0, 0), stop=(L - 1, B))
 

@@ -99,12 +99,12 @@ def _innovation_reference(fake, real, mask):
     return np.abs(sf - sr).mean() + np.abs(cf - cr).mean()
 
 
-def _innovation_graph(fake, real, mask):
+def _innovation_graph(fake, real, mask, impl="auto"):
     from gan_sru.train.losses import innovation_loss
 
     f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
     f.need_grad = True
-    return f, innovation_loss(f, r, m)
+    return f, innovation_loss(f, r, m, impl)
 
 
 # ---------------------------------------------------------------- each sequence's own statistics
@@ -213,7 +213,7 @@ def test_the_lags_tell_an_ar1_batch_from_an_ma1_one_at_equal_lag1_autocorrelatio
     assert losses[1] - losses[0] > 0.1, losses
 
 
-@pytest.mark.parametrize("term", ["moment_loss", "sequence_moment_loss"])
+@pytest.mark.parametrize("term", ["moment_loss", "innovation_loss", "sequence_moment_loss"])
 def test_the_fused_terms_equal_the_plain_ops_ones_on_a_wide_padded_batch(term):
     """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step; the sequence term with
     the tails and lags up to 12); then the fused form's gradient accumulates as nnabla asks (two backward calls
@@ -221,6 +221,8 @@ def test_the_fused_terms_equal_the_plain_ops_ones_on_a_wide_padded_batch(term):
     def graph(fake, real, mask, impl="auto"):
         if term == "moment_loss":
             return _graph(fake, real, mask, impl)
+        if term == "innovation_loss":
+            return _innovation_graph(fake, real, mask, impl)
         return _sequence_graph(fake, real, mask, True, impl, 12)
 
     rng = np.random.default_rng(15)
@@ -291,10 +293,12 @@ def test_sequence_moment_loss_sees_sequences_that_all_look_alike():
 
 
 @pytest.mark.parametrize("padded", [False, True])
-@pytest.mark.parametrize("term", ["moment", "innovation", "sequence"])
+@pytest.mark.parametrize("term", ["moment", "innovation", "innovation_ref", "sequence"])
 def test_loss_terms_equal_numpy(term, padded):
     graph, reference, seed = {"moment": (_graph, _reference, 0),
                               "innovation": (_innovation_graph, _innovation_reference, 4),
+                              "innovation_ref": (lambda f, r, m: _innovation_graph(f, r, m, "ref"),
+                                                 _innovation_reference, 4),
                               "sequence": (_sequence_graph, _sequence_reference, 9)}[term]
     fake, real, mask = _data(np.random.default_rng(seed), padded=padded)
     _, loss = graph(fake, real, mask)
@@ -318,8 +322,9 @@ def test_innovation_loss_is_zero_for_the_same_batch_and_grows_when_time_is_shuff
     assert values[0] < 1e-5 and values[1] > 0.05, values
 
 
-def test_innovation_loss_gradient_matches_finite_differences():
-    _check_gradient(_innovation_graph, _innovation_reference, 6, 7)
+@pytest.mark.parametrize("impl", ["auto", "ref"])
+def test_innovation_loss_gradient_matches_finite_differences(impl):
+    _check_gradient(lambda f, r, m: _innovation_graph(f, r, m, impl), _innovation_reference, 6, 7)
 
 
 # ---------------------------------------------------------------- the moment loss within each class
@@ -349,13 +354,15 @@ def test_class_moment_loss_is_the_mean_over_classes_of_the_moment_loss_within_ea
     assert value(class_moment_loss, fake2, real2, mask2, np.eye(2, dtype=np.float32)[even]) > 0.1
 
 
-@pytest.mark.parametrize("fn", ["sequence_moments", "batch_moments"])
+@pytest.mark.parametrize("fn", ["sequence_moments", "batch_moments", "step_change_moments"])
 def test_the_fused_terms_refuse_mismatched_shapes_by_name(fn):
-    from gan_sru.ops import moments
+    from gan_sru.ops import moments, pooled_moments
 
     f, r = nn.Variable((6, 4, 3)), nn.Variable((6, 4, 2))
-    name = {"sequence_moments": "SequenceMoments", "batch_moments": "BatchMoments"}[fn]
+    name = {"sequence_moments": "SequenceMoments", "batch_moments": "BatchMoments",
+            "step_change_moments": "StepChangeMoments"}[fn]
+    module = moments if fn == "sequence_moments" else pooled_moments
     with pytest.raises(ValueError, match=rf"{name} expects fake and real \(L, B, C\) and mask \(L, B\); got "
                                          r"\[\(6, 4, 3\), \(6, 4, 2\), \(6, 4\)\]"):
-        getattr(moments, fn)(f, r, nn.Variable((6, 4)))
+        getattr(module, fn)(f, r, nn.Variable((6, 4)))
 

@@ -13,4 +13,4 @@ class Innovation(Term):
         return length >= 2
 
     def discrepancy(self, graph):
-        return innovation_loss(graph.fake_g, graph.real, graph.mask)
+        return innovation_loss(graph.fake_g, graph.real, graph.mask, graph.moment_impl)
