@@ -352,22 +352,21 @@ def main():
                 "command": "benchmarks/ablation.py " + " ".join(sys.argv[1:])})
     done = {r["key"] for r in doc["rows"]}
     floors = {}
-    for seed in map(int, args.seeds.split(",")):  # seeds outermost: a cut grid has whole seeds
-        for name in args.sets.split(","):
-            for length in map(int, args.lengths.split(",")):
-                for variant in variants:
-                    key = f"{name}_L{length}_s{seed}_{variant}_{args.budget}_{args.protocol}"
-                    if key in done:
-                        continue
-                    try:
-                        row = run_one(key, name, length, seed, variant, args, floors)
-                    except GanSruError as e:  # a run the metrics cannot score: reported, the grid goes on
-                        print(f"{key}: not scored: {e}", flush=True)
-                        continue
-                    doc["rows"].append(row)
-                    print(f"{key}: {row['steps']} steps, discriminative {row['generated']['discriminative']:.3f} "
-                          f"(floor {row['floor']['discriminative']:.3f})", flush=True)
-                    write(doc, args.stem)
+    cells = [(name, length, seed, variant, f"{name}_L{length}_s{seed}_{variant}_{args.budget}_{args.protocol}")
+             for seed in map(int, args.seeds.split(","))  # seeds outermost: a cut grid has whole seeds
+             for name in args.sets.split(",") for length in map(int, args.lengths.split(",")) for variant in variants]
+    todo = [c for c in cells if c[-1] not in done]
+    for i, (name, length, seed, variant, key) in enumerate(todo, 1):
+        print(f"[{i}/{len(todo)}] {key}: training for {args.budget} of CPU time, then scoring", flush=True)
+        try:
+            row = run_one(key, name, length, seed, variant, args, floors)
+        except GanSruError as e:  # a run the metrics cannot score: reported, the grid goes on
+            print(f"{key}: not scored: {e}", flush=True)
+            continue
+        doc["rows"].append(row)
+        print(f"{key}: {row['steps']} steps, discriminative {row['generated']['discriminative']:.3f} "
+              f"(floor {row['floor']['discriminative']:.3f})", flush=True)
+        write(doc, args.stem)
     print(write(doc, args.stem), end="")
 
 
