@@ -49,7 +49,8 @@ def pooled_loss_and_grads(fake_stats, real_stats):
 
 
 def pooled_backward(x, m, cache, grads):
-    """d loss / dx (L, B, C) from the gradients of `pooled_statistics`' statistics (None: no gradient)."""
+    """d loss / dx (L, B, C) from the gradients of `pooled_statistics`' statistics (the mean's and the lag-1
+    autocorrelation's may be None: no gradient)."""
     L, B, C = x.shape
     n, c, std, var, corr = cache["n"], cache["c"], cache["std"], cache["var"], cache["corr"]
     g_mean, g_std, g_corr, g_acf = grads
