@@ -63,6 +63,8 @@ VARIANTS = {
     "recipe_no_oscillators": NO_OSCILLATORS,
     "recipe_no_innovation": [_terms("moment", "sequence_moment")],
     "recipe_no_moment": [_terms("innovation", "sequence_moment")],
+    "recipe_tails": ["train.terms=[{name: moment, weight: 1.0}, {name: innovation, weight: 1.0}, "
+                     "{name: sequence_moment, weight: 1.0, tails: true}]"],  # sequence_moment with skewness, kurtosis
     "recipe_noise_from_data": ["model.generator.noise_dim=null"],  # a config's noise_dim replaced by the size rule
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
