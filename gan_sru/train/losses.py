@@ -31,7 +31,8 @@ def g_loss_fn(kind, d_fake):
 
 
 def _fused(impl):
-    """Whether a moment term takes its fused host form (gan_sru/ops/moments.py): impl "auto" on a CPU context."""
+    """Whether a moment term takes its fused host form (gan_sru/ops/moments.py, pooled_moments.py): impl
+    "auto" on a CPU context."""
     from gan_sru.ops.matmul import is_cuda_context
 
     if impl not in ("auto", "ref"):
@@ -73,7 +74,7 @@ def moment_loss(fake, real, mask, impl="auto"):
     correlation matrices. Cross-feature structure (what the correlational score measures) is learned slowly
     by a discriminator when C is large, and the lag-1 term keeps per-step noise from turning into jitter.
     Real statistics are constants (no gradient). impl: as `sequence_moment_loss`'s ("auto": the fused host
-    function of gan_sru/ops/moments.py on a CPU context; "ref": these plain ops).
+    function of gan_sru/ops/pooled_moments.py on a CPU context; "ref": these plain ops).
     """
     if _fused(impl):
         from gan_sru.ops.pooled_moments import batch_moments
