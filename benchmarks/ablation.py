@@ -49,8 +49,10 @@ NO_OSCILLATORS = ["model.generator.oscillators=false", "model.generator.oscillat
 PLAIN = ["train.terms=[]"] + NO_OSCILLATORS + ["train.batch_size=128"]
 
 
-def _terms(*names):
-    return "train.terms=[" + ", ".join(f"{{name: {n}, weight: 1.0}}" for n in names) + "]"
+def _terms(*names, **options):
+    """A train.terms override: each named term at weight 1; options={name: "key: value"} adds a term's option."""
+    return "train.terms=[" + ", ".join(f"{{name: {n}, weight: 1.0{', ' + options[n] if n in options else ''}}}"
+                                       for n in names) + "]"
 
 
 # variant -> its --set overrides. The recipe (gan_sru/recipe.py) with nothing set, without each of its parts
@@ -63,8 +65,7 @@ VARIANTS = {
     "recipe_no_oscillators": NO_OSCILLATORS,
     "recipe_no_innovation": [_terms("moment", "sequence_moment")],
     "recipe_no_moment": [_terms("innovation", "sequence_moment")],
-    "recipe_tails": ["train.terms=[{name: moment, weight: 1.0}, {name: innovation, weight: 1.0}, "
-                     "{name: sequence_moment, weight: 1.0, tails: true}]"],  # sequence_moment with skewness, kurtosis
+    "recipe_tails": [_terms("moment", "innovation", "sequence_moment", sequence_moment="tails: true")],
     "recipe_noise_from_data": ["model.generator.noise_dim=null"],  # a config's noise_dim replaced by the size rule
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,

@@ -82,20 +82,14 @@ class BatchMoments(HostMomentLoss):
         return pooled_backward(*state)
 
 
-def _changes(x, m):
-    """The step changes (L - 1, B, C) over the pairs of consecutive valid steps, 0 elsewhere, and the pairs'
-    mask (L - 1, B, 1)."""
-    pair = m[1:] * m[:-1]
-    return (x[1:] - x[:-1]) * pair, pair
-
-
 class StepChangeMoments(HostMomentLoss):
     """`losses.innovation_loss` fused: the pooled std and correlations of the step changes."""
 
     def compute(self, fake, real, m):
-        d, pair = _changes(fake, m)
+        pair = m[1:] * m[:-1]  # (L - 1, B, 1): the pairs of consecutive valid steps; changes are 0 elsewhere
+        d = (fake[1:] - fake[:-1]) * pair
         fs, cache = pooled_statistics(d, pair, lag1=False)
-        rs = pooled_statistics(_changes(real, m)[0], pair, lag1=False)[0]
+        rs = pooled_statistics((real[1:] - real[:-1]) * pair, pair, lag1=False)[0]
         loss, grads = pooled_loss_and_grads([None, fs[1], fs[2], None], [None, rs[1], rs[2], None])
         return loss, (d, pair, cache, grads, fake.shape)
 
