@@ -258,11 +258,6 @@ class TrainConfig(Section):
     n_critic: int = key(1, "discriminator updates per generator update", ge=1)
     g_lr: float = key(0.001, "generator Adam learning rate", gt=0)
     d_lr: float = key(0.001, "discriminator Adam learning rate", gt=0)
-    lr_schedule: Literal["constant", "linear", "cosine"] = key(
-        "constant", "both learning rates: constant, or decayed linearly or on a half cosine")
-    lr_decay_start: float = key(0.5, "fraction of train.steps after which the learning-rate decay begins",
-                                ge=0, le=1)
-    lr_end_factor: float = key(0.1, "the learning rates at train.steps, as a fraction of g_lr and d_lr", ge=0, le=1)
     beta1: float = key(0.5, "Adam beta1", ge=0, lt=1)
     beta2: float = key(0.999, "Adam beta2", ge=0, lt=1)
     g_ema: float = key(0.995, "decay of the moving average of G's weights used for sampling; 0: off", ge=0, lt=1)

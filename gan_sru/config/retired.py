@@ -1,7 +1,8 @@
 """Keys a config may still hold from earlier versions of the project.
 
 Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them. Terms and
-options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md): a
+options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
+learning-rate schedule: docs/results/2026-11-29-settling.md): a
 config holding one at its inert value reads as without it; at any other value it is refused, naming the key,
 unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not
 affect; the generator's removed options shape its graph, so a run trained with one is refused even then.
@@ -9,6 +10,7 @@ affect; the generator's removed options shape its graph, so a run trained with o
 from gan_sru import ConfigError
 
 RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
+SETTLE_PAGE = "docs/results/2026-11-29-settling.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -41,7 +43,11 @@ REMOVED = {
     "model.discriminator.step_features": False,
     "model.discriminator.step_window": 2,
     "model.discriminator.minibatch_std": 0,
+    "train.lr_schedule": "constant",
+    "train.lr_decay_start": 0.5,
+    "train.lr_end_factor": 0.1,
 }
+PAGES = {key: SETTLE_PAGE for key in ("train.lr_schedule", "train.lr_decay_start", "train.lr_end_factor")}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state")  # change what G computes
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 
@@ -63,7 +69,7 @@ def translate(flat, origins, removed="refuse"):
             fix = ("a run trained with it cannot be sampled by this version" if removed == "drop" else
                    "remove the key")
             raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {flat[key]!r}: this option was removed: it "
-                              f"did not improve the scores on real data ({RESULTS_PAGE}); {fix}")
+                              f"did not improve the scores on real data ({PAGES.get(key, RESULTS_PAGE)}); {fix}")
     old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
     if not old:
         return out

@@ -260,7 +260,7 @@ class Trainer:
                    desc=cfg.name, unit="step", dynamic_ncols=True)
         last_saved = step
         budget.start()
-        if budget.seconds is not None:  # the schedules (learning rate, Gumbel temperature) follow its fraction
+        if budget.seconds is not None:  # the Gumbel temperature follows its fraction
             self.steps.schedule_fraction = lambda: budget.spent() / budget.seconds
         try:
             while step < total and not self._stopping() and not self.aborted and not self._budget_spent():

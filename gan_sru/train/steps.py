@@ -46,19 +46,6 @@ def clip_global_norm(solver, params, max_norm):
     return norm
 
 
-def lr_factor(step, steps, schedule="constant", start=0.5, end=0.1):
-    """The learning rates' multiplier at `step` (a pure function of the step, so a resumed run continues the
-    schedule): 1 until start x steps, then down to `end` at `steps` (linearly or on a half cosine), `end` after."""
-    if schedule == "constant":
-        return 1.0
-    first = start * steps
-    if step <= first:
-        return 1.0
-    t = min(1.0, (step - first) / max(steps - first, 1e-12))
-    shape = t if schedule == "linear" else 0.5 * (1.0 - math.cos(math.pi * t))
-    return 1.0 - (1.0 - end) * shape
-
-
 def ema_decay_at(step, decay, rampup=None):
     """The decay of G's weight average at update `step` (0-based; a pure function of the step, so a resumed
     run continues it). Without rampup: `decay`. With rampup (stylegan2-ada's ema_rampup): the average's
@@ -142,7 +129,7 @@ class GanSteps:
     schedule_fraction = None  # () -> the spent fraction of train.budget; set by the Trainer under a budget
 
     def schedule_step(self, step):
-        """The step the schedules are evaluated at: `step`, or under a budget the point of train.steps as far
+        """The step the Gumbel temperature is evaluated at: `step`, or under a budget the point of train.steps as far
         along as the budget is spent, when that is further (a run ends at whichever comes first)."""
         if self.schedule_fraction is None:
             return step
@@ -157,9 +144,6 @@ class GanSteps:
         nn.seed(dropout_seed(self.cfg.seed, step))
         t = self.tcfg
         sched = self.schedule_step(step)
-        f = lr_factor(sched, t.steps, t.lr_schedule, t.lr_decay_start, t.lr_end_factor)
-        self.solver_g.set_learning_rate(t.g_lr * f)
-        self.solver_d.set_learning_rate(t.d_lr * f)
         obs = self.observer
         for k in range(self.tcfg.n_critic):
             batch, noise = self.inputs(step, k)

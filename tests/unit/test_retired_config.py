@@ -70,6 +70,15 @@ def test_a_removed_key_at_another_value_is_refused_naming_it(tmp_path, key, valu
     assert cfg.train.terms == [{"name": "moment", "weight": 1.0}]
 
 
+@pytest.mark.parametrize("key, value", [("train.lr_schedule", "cosine"), ("train.lr_end_factor", "0.05")])
+def test_the_removed_learning_rate_schedule_names_its_own_results_page(tmp_path, key, value):
+    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
+              r"2026-11-29-settling.md\); remove the key"
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
+        load_config(write(tmp_path, nested(key, value)))
+    assert "lr_schedule" not in load_config(None).train  # the key is gone, not off
+
+
 @pytest.mark.parametrize("key, value", [("model.generator.initial_state", "true"),
                                         ("model.generator.highway_bias", "2.0")])
 def test_a_removed_generator_option_is_refused_even_to_sample(tmp_path, key, value):
