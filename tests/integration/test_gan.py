@@ -140,11 +140,11 @@ DROPOUT = ("model.generator.dropout=0.5", "model.generator.num_layers=3")
 def test_resume_equals_uninterrupted_run(tmp_path, extra):
     straight = tiny_cfg(tmp_path, "name=straight", "train.steps=6", "train.checkpoint_every=3", *extra)
     path_a = run_trainer(straight)
-    # the first session is the same run stopped after step 3 (as by a signal)
+    # the same run stopped after step 3 (as by a signal), then resumed
     first = tiny_cfg(tmp_path, "name=resumed", "train.steps=6", "train.checkpoint_every=3", *extra)
     done = []
     run_trainer(first, abort_fn=lambda: done.append(1) or len(done) >= 3)
-    np.random.rand(7)  # the global RNGs move on between sessions; the run must not depend on them
+    np.random.rand(7)  # the global RNGs move on before the resume; the run must not depend on them
     nn.seed(1234)
     second = tiny_cfg(tmp_path, "name=resumed", "train.steps=6", "train.checkpoint_every=3", *extra)
     path_b = run_trainer(second, resume=True)
