@@ -22,6 +22,8 @@ TERM_KEYS = {
 }
 OPTION_KEYS = {old: option for _, options in TERM_KEYS.values() for old, option in options.items()}
 
+# the learning-rate schedule's keys -> their inert values (removed with their own results page)
+LR_SCHEDULE = {"train.lr_schedule": "constant", "train.lr_decay_start": 0.5, "train.lr_end_factor": 0.1}
 # removed key -> its inert value
 REMOVED = {
     "train.marginal_loss": 0.0,
@@ -43,11 +45,9 @@ REMOVED = {
     "model.discriminator.step_features": False,
     "model.discriminator.step_window": 2,
     "model.discriminator.minibatch_std": 0,
-    "train.lr_schedule": "constant",
-    "train.lr_decay_start": 0.5,
-    "train.lr_end_factor": 0.1,
+    **LR_SCHEDULE,
 }
-PAGES = {key: SETTLE_PAGE for key in ("train.lr_schedule", "train.lr_decay_start", "train.lr_end_factor")}
+PAGES = dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE)  # removed key -> its results page, where not RESULTS_PAGE
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state")  # change what G computes
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 

@@ -129,8 +129,8 @@ class GanSteps:
     schedule_fraction = None  # () -> the spent fraction of train.budget; set by the Trainer under a budget
 
     def schedule_step(self, step):
-        """The step the Gumbel temperature is evaluated at: `step`, or under a budget the point of train.steps as far
-        along as the budget is spent, when that is further (a run ends at whichever comes first)."""
+        """The step the Gumbel temperature is evaluated at: `step`, or under a budget the point of train.steps
+        as far along as the budget is spent, when that is further (a run ends at whichever comes first)."""
         if self.schedule_fraction is None:
             return step
         return max(step, self.schedule_fraction() * self.tcfg.steps)
