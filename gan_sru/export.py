@@ -7,7 +7,7 @@ once per sequence (`batch_scan`).
 Its weights are the checkpoint's moving average of the generator's weights when the run kept one
 (train.g_ema > 0), else the trained weights: the same ones `gan-sru generate` uses. Batch-major, float32:
 
-    inputs   noise         (B, L, Z) standard normal: noise per step (Z = noise_dim + output_noise_dim)
+    inputs   noise         (B, L, Z) standard normal: noise per step (Z = noise_dim)
              static_noise  (B, S)    standard normal: noise per sequence (S = static_noise_dim; absent when 0)
              attributes    (B, W)    a conditional run's encoded attributes (one-hot labels, numbers min-max
                                      scaled to the training range; `sampling_metadata`); absent without

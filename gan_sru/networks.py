@@ -20,15 +20,13 @@ from gan_sru.registry import DISCRIMINATORS, GENERATORS
 
 
 def noise_shapes(gcfg, length, batch_size, cond=None):
-    """Shapes of the generator's noise inputs: per-step noise (noise_dim channels, then output_noise_dim) and
-    one per-sequence vector; with categorical
-    features (cond), also the Gumbel noise of their blocks, "gumbel" (L, B, K)."""
-    for key in ("noise_dim", "static_noise_dim", "hidden_size", "num_layers", "output_noise_dim"):
+    """Shapes of the generator's noise inputs: per-step noise (noise_dim channels) and one per-sequence vector;
+    with categorical features (cond), also the Gumbel noise of their blocks, "gumbel" (L, B, K)."""
+    for key in ("noise_dim", "static_noise_dim", "hidden_size", "num_layers"):
         if gcfg.get(key, 0) is None:  # a config straight from load_config: the data decides these
             raise ValueError(f"model.generator.{key} is null: resolve the sizes from the data first "
                              "(gan_sru.sizes.apply_size_rules)")
-    step = gcfg["noise_dim"] + gcfg.get("output_noise_dim", 0)  # the output noise: the last channels
-    shapes = dict(step=(length, batch_size, step), static=(batch_size, gcfg["static_noise_dim"]))
+    shapes = dict(step=(length, batch_size, gcfg["noise_dim"]), static=(batch_size, gcfg["static_noise_dim"]))
     if cond is not None and cond.categorical:
         shapes["gumbel"] = (length, batch_size, sum(cond.cat_sizes))
     return shapes

@@ -81,8 +81,7 @@ def choose(facts, user=()):
     user = set(user)
     out = {}
     for key, value in rule_sizes(C, L).items():
-        if key != "model.generator.output_noise_dim":  # off unless set to null (docs/recipe.md)
-            out[key] = (value, f"size rule for {C} feature{'s' * (C != 1)} and {L} steps")
+        out[key] = (value, f"size rule for {C} feature{'s' * (C != 1)} and {L} steps")
     if N < 4 * 128:
         batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))
         out["train.batch_size"] = (batch, f"{N} training sequences: a quarter of them, as a power of two >= 8")

@@ -11,8 +11,6 @@ the config is kept as it is.
                                  features each carry noise of their own need
     generator.static_noise_dim   clip(C // 2, 8, 32): per-sequence traits (phases, levels, regimes)
     generator.num_layers         2, and 3 from L >= 128: a deeper stack carries the slow parts of long windows
-    generator.output_noise_dim   C, when the config sets it null (its default is 0, off): a channel per feature
-                                 that bypasses the SRU, each feature's own noise from the start
     discriminator.hidden_size    clip(3 C, 48, 192), rounded up to a multiple of 16
 
 With oscillators (generator.oscillators), generator.oscillator_grid "auto" follows the length too: the linear
@@ -25,7 +23,7 @@ import copy
 LINEAR_GRID_MAX_PERIOD = 4.0  # steps: the linear oscillator grid serves while its shortest period is this short
 
 SIZE_KEYS = ("model.generator.hidden_size", "model.generator.noise_dim", "model.generator.static_noise_dim",
-             "model.generator.num_layers", "model.discriminator.hidden_size", "model.generator.output_noise_dim")
+             "model.generator.num_layers", "model.discriminator.hidden_size")
 
 
 def _clip(x, lo, hi):
@@ -45,7 +43,6 @@ def rule_sizes(num_features, max_len):
         "model.generator.static_noise_dim": _clip(C // 2, 8, 32),
         "model.generator.num_layers": 3 if L >= 128 else 2,
         "model.discriminator.hidden_size": _round_up(_clip(3 * C, 48, 192), 16),
-        "model.generator.output_noise_dim": C,
     }
 
 

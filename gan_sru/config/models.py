@@ -198,8 +198,6 @@ class GeneratorConfig(Section):
     noise_dim: Optional[int] = key(None, "noise features per time step; null: from the data", ge=1)
     static_noise_dim: Optional[int] = key(None, "noise features drawn once per sequence, fed at every step; null: "
                                                 "from the data", ge=0)
-    output_noise_dim: Optional[int] = key(0, "per-step noise features mixed into the outputs past the SRU (each "
-                                             "feature's innovations); 0: off; null: one per feature", ge=0)
     time_feature: bool = key(True, "feed t / (longest length - 1) at every step")
     hidden_size: Optional[int] = key(None, "SRU hidden size; null: from the data", ge=1)
     num_layers: Optional[int] = key(None, "stacked SRU layers; null: from the data", ge=1)

@@ -2,7 +2,8 @@
 
 Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them. Terms and
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
-learning-rate schedule: docs/results/2026-11-29-settling.md): a
+learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
+docs/results/2026-11-29-output-noise.md): a
 config holding one at its inert value reads as without it; at any other value it is refused, naming the key,
 unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not
 affect; the generator's removed options shape its graph, so a run trained with one is refused even then.
@@ -11,6 +12,7 @@ from gan_sru import ConfigError
 
 RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
 SETTLE_PAGE = "docs/results/2026-11-29-settling.md"
+OUTPUT_NOISE_PAGE = "docs/results/2026-11-29-output-noise.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -41,14 +43,17 @@ REMOVED = {
     "train.r1_stride": 1,
     "model.generator.highway_bias": 0.0,
     "model.generator.initial_state": False,
+    "model.generator.output_noise_dim": 0,
     "model.discriminator.pooled_stats": False,
     "model.discriminator.step_features": False,
     "model.discriminator.step_window": 2,
     "model.discriminator.minibatch_std": 0,
     **LR_SCHEDULE,
 }
-PAGES = dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE)  # removed key -> its results page, where not RESULTS_PAGE
-GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state")  # change what G computes
+# removed key -> its results page, where not RESULTS_PAGE
+PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE}
+GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
+                  "model.generator.output_noise_dim")  # change what G computes
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 
 KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED)

@@ -6,13 +6,12 @@ from gan_sru.sizes import SIZE_KEYS, apply_size_rules, rule_sizes
 
 
 @pytest.mark.parametrize("C, L, expected", [
-    # C, L -> G hidden, noise, static noise, G layers, D hidden, output noise (the table in gan_sru/sizes.py's
-    # docstring)
-    (1, 24, (48, 2, 8, 2, 48, 1)),
-    (5, 24, (48, 5, 8, 2, 48, 5)),
-    (28, 24, (112, 28, 14, 2, 96, 28)),
-    (28, 128, (112, 28, 14, 3, 96, 28)),
-    (100, 256, (256, 64, 32, 3, 192, 100)),
+    # C, L -> G hidden, noise, static noise, G layers, D hidden (the table in gan_sru/sizes.py's docstring)
+    (1, 24, (48, 2, 8, 2, 48)),
+    (5, 24, (48, 5, 8, 2, 48)),
+    (28, 24, (112, 28, 14, 2, 96)),
+    (28, 128, (112, 28, 14, 3, 96)),
+    (100, 256, (256, 64, 32, 3, 192)),
 ])
 def test_rule_sizes_for_a_few_widths_and_lengths(C, L, expected):
     sizes = rule_sizes(C, L)
@@ -41,25 +40,8 @@ def test_trainer_records_the_resolved_sizes(tmp_path):
     assert saved["model"]["generator"]["oscillator_grid"] == "linear"  # auto, resolved: 2 x 8 / 8 = 2 steps
     for key, value in rule_sizes(3, 8).items():
         section, net, name = key.split(".")
-        value = 0 if name == "output_noise_dim" else value  # its default is 0 (off), not null
         assert saved[section][net][name] == value
         assert trainer.cfg[section][net][name] == value
-
-
-def test_a_null_output_noise_gets_a_channel_per_feature_and_reaches_the_graph(tmp_path):
-    from gan_sru.networks import noise_shapes
-    from gan_sru.train import Trainer
-
-    assert load_config(None)["model"]["generator"]["output_noise_dim"] == 0
-    cfg = load_config(None, overrides=[f"run_dir={tmp_path}", "name=r", "data.num_sequences=64",
-                                       "data.seq_len=8", "data.num_features=3", "train.steps=1",
-                                       "train.batch_size=16", "model.generator.output_noise_dim=null"])
-    assert cfg["model"]["generator"]["output_noise_dim"] is None
-    trainer = Trainer(cfg, progress=False)
-    trainer.prepare()
-    gcfg = load_config(trainer.run.config_path)["model"]["generator"]
-    assert gcfg["output_noise_dim"] == 3
-    assert noise_shapes(gcfg, 8, 2)["step"] == (8, 2, 3 + 3)  # noise_dim 3 (the rule), then the output noise
 
 
 @pytest.mark.parametrize("S, L, grid", [
