@@ -69,6 +69,7 @@ VARIANTS = {
     "recipe_tails": [_terms("moment", "innovation", "sequence_moment", sequence_moment="tails: true")],
     "recipe_noise_from_data": ["model.generator.noise_dim=null"],  # a config's noise_dim replaced by the size rule
     "recipe_ema_999": ["train.g_ema=0.999"],  # G's sampling average over ~700 updates instead of ~140
+    "recipe_layer_norm": ["model.generator.layer_norm=true"],  # layer normalisation of each SRU layer's input
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
