@@ -142,15 +142,14 @@ class GanSteps:
         within the detached "g_step"). In the linked strategy G's forward is part of "d_step".
         """
         nn.seed(dropout_seed(self.cfg.seed, step))
-        t = self.tcfg
-        sched = self.schedule_step(step)
         obs = self.observer
         for k in range(self.tcfg.n_critic):
             batch, noise = self.inputs(step, k)
             g = self.graph_for(batch.x.shape[0])
             g.feed(batch, noise)
             if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
-                g.tau.d = tau_at(sched, self.tcfg.steps, self.tcfg.gumbel_tau_start, self.tcfg.gumbel_tau_end)
+                g.tau.d = tau_at(self.schedule_step(step), self.tcfg.steps, self.tcfg.gumbel_tau_start,
+                                 self.tcfg.gumbel_tau_end)
             if self.strategy != "linked":
                 with obs.phase("g_forward"):
                     # G runs once; its backward buffers are kept
@@ -160,7 +159,7 @@ class GanSteps:
         with obs.phase("g_step"):
             d_loss, g_loss, stop = self.g_step(g)
         self.any_stop = stop > 0
-        decay = ema_decay_at(step, self.ema_decay, t.g_ema_rampup)
+        decay = ema_decay_at(step, self.ema_decay, self.tcfg.g_ema_rampup)
         for k, e in self.ema.items():
             e.d = decay * e.d + (1.0 - decay) * self.g_params[k].d
         return d_loss, g_loss
