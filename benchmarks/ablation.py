@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/ablation.py [--sets motions,vowels,taylor,elnino,sines] [--lengths 24,64]
                                             [--seeds 0,1,2] [--variants defaults,moment,...] [--budget 40s]
-                                            [--protocol fast] [--repeats 3] [--stem ablation]
+                                            [--protocol fast] [--repeats 3] [--classifiers 10] [--stem ablation]
     .venv/bin/python benchmarks/ablation.py --table --stem ablation,ablation_b   # merge stems, redraw
 
 Real sets come from what packages on PyPI ship (`pip install -e .[bench]`), chosen for variety:
@@ -29,7 +29,8 @@ with one term or option on) for the same train.budget, measured in CPU seconds o
 trainer's clock is time.process_time, so
 runs that share a loaded machine get the same work; run with OMP_NUM_THREADS=1), then
 gan_sru.commands.evaluate.evaluate_run scores its last checkpoint against the held-out sequences with
---protocol, reusing the held-out floor of the set, length and seed. Writes benchmarks/results/<stem>.json
+--protocol (the discriminative score by --classifiers classifiers, the predictive by --repeats regressors),
+reusing the held-out floor of the set, length and seed. Writes benchmarks/results/<stem>.json
 (merged by run key, so an interrupted grid continues where it stopped), <stem>.md (mean ± std over seeds
 per set, length and variant, every score next to its floor) and <stem>.png.
 """
@@ -196,13 +197,14 @@ def run_one(key, name, length, seed, variant, args, floors):
     step = trainer.run.list_checkpoints()[-1][0]
     holdout = len(training_data(cfg).holdout)
     fkey = f"{name}_L{length}_s{seed}"
-    result = evaluate_run(run_path, step=step, num=holdout, repeats=args.repeats, seed=seed, progress=False,
+    repeats = {"discriminative": args.classifiers, "predictive": args.repeats}
+    result = evaluate_run(run_path, step=step, num=holdout, repeats=repeats, seed=seed, progress=False,
                           protocol=args.protocol, floor=floors.get(fkey))
     floors[fkey] = result["holdout"]
     generated, floor, _ = _scores(result, {})
     return {"key": key, "set": name, "length": length, "seed": seed, "variant": variant,
             "overrides": VARIANTS[variant], "budget": args.budget, "steps": step, "train_seconds": round(train_s, 1),
-            "protocol": result["protocol"]["name"], "num_holdout": holdout, "repeats": args.repeats,
+            "protocol": result["protocol"]["name"], "num_holdout": holdout, "repeats": repeats,
             "generated": generated, "floor": floor, "evaluate_seconds": result["seconds"],
             "separability": result["separability"]}  # per group of statistics ("step changes": jaggedness)
 
@@ -325,7 +327,9 @@ def main():
     p.add_argument("--variants", default="recipe,defaults")
     p.add_argument("--budget", default="40s", help="CPU time of each run's training, e.g. 40s, 15m")
     p.add_argument("--protocol", default="fast", choices=("fast", "paper"))
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=3, help="regressors of the predictive score per run")
+    p.add_argument("--classifiers", type=int, default=10, help="classifiers of the discriminative score per run; "
+                   "one classifier's score spreads far more than a regressor's (see 2026-11-29-score-noise.md)")
     p.add_argument("--run-dir", default="/tmp/gan_sru_ablation/runs")
     p.add_argument("--data-dir", default="/tmp/gan_sru_ablation/data")
     p.add_argument("--stem", default="ablation", help="benchmarks/results/<stem>.json, .md, .png; with --table, "

@@ -51,7 +51,14 @@ import numpy as np
 
 from gan_sru import ConfigError
 from gan_sru.commands.evaluate_memorisation import memorisation_section, privacy_section
-from gan_sru.commands.evaluate_report import PICTURES, report_markdown, score_table, write_pictures, write_report_html
+from gan_sru.commands.evaluate_report import (
+    PICTURES,
+    repeats_text,
+    report_markdown,
+    score_table,
+    write_pictures,
+    write_report_html,
+)
 from gan_sru.commands.evaluate_separability import separability_section, separability_table
 from gan_sru.commands.sections import SECTIONS, check_sections, run_sections
 from gan_sru.files import atomic_write_text
@@ -60,6 +67,7 @@ from gan_sru.sampling import check_run_path, draw_lengths, generate_cut, trainin
 TARGETS = {"discriminative": 0.05, "predictive": 0.10}
 FIDELITY_PICTURES = ("pca", "autocorrelation", "real_vs_generated", "correlation", "scores")
 _SUBSET_STREAM = 0xE7A1
+DEFAULT_REPEATS = 5
 
 
 def _subset(sequences, num, rng):
@@ -87,6 +95,22 @@ def _iterations(iterations, settings, context_fid_default):
     return {k: int(v) for k, v in out.items()}
 
 
+def _repeats(repeats):
+    """An int for both learned scores, or a dict of some of {"discriminative", "predictive"} (the rest
+    DEFAULT_REPEATS) -> {score: repeats}. The classifier's score varies far more between repeats than the
+    regressor's (docs/results/2026-11-29-score-noise.md), so comparisons give it more."""
+    if not isinstance(repeats, dict):
+        return {"discriminative": repeats, "predictive": repeats}
+    unknown = set(repeats) - {"discriminative", "predictive"}
+    if unknown:
+        raise ConfigError(f"repeats: unknown keys {sorted(unknown)}; expected some of ['discriminative', 'predictive']")
+    out = {"discriminative": DEFAULT_REPEATS, "predictive": DEFAULT_REPEATS, **repeats}
+    for k, v in out.items():
+        if not isinstance(v, int) or v < 1:
+            raise ConfigError(f"repeats[{k!r}] = {v!r}: expected a whole number, at least 1")
+    return out
+
+
 def check_request(num, repeats, seed):
     """Refuse --num, --repeats or --seed values that cannot be scored (evaluate and score)."""
     if num < 2:
@@ -108,6 +132,8 @@ def predictive_numeric(encoding):
 def score_sets(real, other, repeats, seed, settings, context_fid, progress=True, numeric=None):
     """The scores of `other` (generated or held-out) against `real`, both in the [0, 1] scale.
 
+    repeats: fresh GRUs per learned score, an int for both or {"discriminative": n, "predictive": m}.
+
     settings: the protocol's {"discriminative": kwargs, "predictive": kwargs} (``protocol_settings`` with the
     iterations in force); context_fid: the Context-FID of `other`, computed with the other sets' (one encoder).
     numeric: the predictive score's targets, the leading numeric features (None: all); mixed data passes its
@@ -118,10 +144,12 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True,
     """
     from gan_sru import metrics
 
-    out = {"discriminative": metrics.discriminative_score(real, other, repeats=repeats, seed=seed, progress=progress,
-                                                          **settings["discriminative"])}
+    reps = _repeats(repeats)
+    out = {"discriminative": metrics.discriminative_score(real, other, repeats=reps["discriminative"], seed=seed,
+                                                          progress=progress, **settings["discriminative"])}
     if numeric is None or numeric >= 1:
-        out["predictive"] = metrics.predictive_score(other, real, repeats=repeats, seed=seed, progress=progress,
+        out["predictive"] = metrics.predictive_score(other, real, repeats=reps["predictive"], seed=seed,
+                                                     progress=progress,
                                                      numeric=numeric, **settings["predictive"])
     else:
         out["predictive"] = None
@@ -131,8 +159,8 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True,
     return out
 
 
-def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True, out=None, iterations=None,
-                 floor=None, protocol="fast", data=None, force_data=False, only=SECTIONS, log=None):
+def evaluate_run(run_path, step=None, num=1000, repeats=DEFAULT_REPEATS, seed=0, progress=True, out=None,
+                 iterations=None, floor=None, protocol="fast", data=None, force_data=False, only=SECTIONS, log=None):
     """Score one checkpoint of a run and write metrics.json, report.md and pictures into `out`.
 
     Args:
@@ -140,7 +168,8 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         step: checkpoint step, "latest" or "best"; None for the selected one (train.select), else the
             newest.
         num: generated sequences, and at most that many real and held-out ones; at least 2.
-        repeats: repeats of the discriminative and the predictive score (each a fresh GRU); at least 1.
+        repeats: repeats of the discriminative and the predictive score (each a fresh GRU), at least 1: an int
+            for both, or a dict of some of "discriminative" and "predictive" (the rest 5).
         seed: seed of the generated noise, the lengths, the real subsets and the metrics.
         progress: tqdm bars of the metrics.
         out: output folder; default RUN/evaluation.
@@ -169,7 +198,10 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
     only = check_sections(only)
     if log is None:
         log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
-    check_request(num, repeats, seed)
+    reps = _repeats(repeats)
+    check_request(num, min(reps.values()), seed)
+    if len(set(reps.values())) == 1:
+        repeats = reps["discriminative"]  # metrics.json keeps a plain count where both scores share it
     settings = metrics.protocol_settings(protocol, 1)  # refuses an unknown protocol before anything loads
     check_run_path(run_path)
     t0 = time.perf_counter()
@@ -222,8 +254,8 @@ def evaluate_run(run_path, step=None, num=1000, repeats=5, seed=0, progress=True
         if run.encoding is not None:
             from gan_sru.conditional.evaluate import conditional_section
 
-            result["conditional"] = conditional_section(run, train, holdout, fake, rows, num, repeats, seed,
-                                                        settings, out, progress)
+            result["conditional"] = conditional_section(run, train, holdout, fake, rows, num, reps["discriminative"],
+                                                        seed, settings, out, progress)
 
     def separability():
         result["separability"] = separability_section(real, fake, held, seed, out, run.step)
@@ -283,7 +315,7 @@ def main(args):
         raise RunFolderError(f"cannot write the evaluation to {e.filename or out}: {e.strerror or e}") from None
     some = "" if tuple(result["sections"]) == SECTIONS else f", sections {', '.join(result['sections'])}"
     print(f"{os.path.basename(result['run'])}, checkpoint step {result['checkpoint_step']}, "
-          f"N = {result['num_generated']}, {result['repeats']} repeats, [0, 1] training scale, "
+          f"N = {result['num_generated']}, {repeats_text(result['repeats'])} repeats, [0, 1] training scale, "
           f"{result['protocol']['name']} protocol{some}:")
     if result["generated"] is not None:
         print(score_table(result))

@@ -8,6 +8,14 @@ from gan_sru.commands.evaluate_separability import PICTURE as SEPARABILITY_PICTU
 from gan_sru.commands.evaluate_separability import separability_markdown
 from gan_sru.commands.sections import SECTIONS
 
+
+def repeats_text(repeats):
+    """metrics.json's "repeats" in words: "5", or "10 classifiers, 3 regressors"."""
+    if isinstance(repeats, dict):
+        return f"{repeats['discriminative']} classifiers, {repeats['predictive']} regressors"
+    return str(repeats)
+
+
 SCORES = ("discriminative", "predictive", "context_fid", "correlational", "mmd2")
 PICTURES = {"pca": "pca.png", "autocorrelation": "autocorrelation.png",
             "real_vs_generated": "real_vs_generated.png", "correlation": "correlation.png", "scores": "scores.png",
@@ -60,7 +68,8 @@ def report_markdown(result):
         f"- protocol: **{proto['description']}**",
         f"- discriminative score: GRU hidden {disc['hidden_size']}, {it['discriminative']} iterations, batches of "
         f"{disc['batch_size'] // 2} real + {disc['batch_size'] // 2} generated, Adam lr {disc['learning_rate']:g}",
-        f"- repeats of the discriminative and predictive scores (a fresh GRU each): {r['repeats']}; seed {r['seed']}",
+        f"- repeats of the discriminative and predictive scores (a fresh GRU each): {repeats_text(r['repeats'])}; "
+        f"seed {r['seed']}",
         f"- predictive score: GRU hidden {pred['hidden_size']}, {it['predictive']} iterations, batches of "
         f"{pred['batch_size']}, Adam lr {pred['learning_rate']:g}",
         f"- Context-FID: TS2Vec encoder (320 dimensions, batch 8, lr 1e-3) trained {it['context_fid']} iterations "

@@ -70,3 +70,29 @@ def test_evaluate_repeats_the_predictive_score_as_the_discriminative_one(wide_ru
     report = (tmp_path / "report.md").read_text()
     assert "repeats of the discriminative and predictive scores" in report
     assert f"| predictive (TSTR MAE) | {m['generated']['predictive']['mae']:.4f} ± " in report
+
+
+def test_evaluate_gives_the_classifier_its_own_repeats(wide_run, tmp_path):
+    """repeats={"discriminative": n, "predictive": m}: n classifiers and m regressors, for the generated set and
+    the floor; metrics.json and the report name both counts."""
+    evaluate.evaluate_run(wide_run, num=24, repeats={"discriminative": 4, "predictive": 2}, seed=0, progress=False,
+                          out=str(tmp_path), iterations=FEW, protocol="paper", only=("fidelity",))
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    for scores in (m["generated"], m["holdout"]):
+        assert len(scores["discriminative"]["scores"]) == 4 and len(scores["predictive"]["scores"]) == 2
+    assert m["repeats"] == {"discriminative": 4, "predictive": 2}
+    assert "(a fresh GRU each): 4 classifiers, 2 regressors" in (tmp_path / "report.md").read_text()
+    evaluate.evaluate_run(wide_run, num=24, repeats={"discriminative": 2, "predictive": 2}, seed=0, progress=False,
+                          out=str(tmp_path), iterations=FEW, protocol="paper", only=("fidelity",))
+    assert json.loads((tmp_path / "metrics.json").read_text())["repeats"] == 2  # one count where both share it
+
+
+@pytest.mark.parametrize("repeats, words", [
+    ({"classifier": 3}, "repeats: unknown keys ['classifier']"),
+    ({"discriminative": 0}, "repeats['discriminative'] = 0: expected a whole number, at least 1"),
+    ({"predictive": 2.5}, "repeats['predictive'] = 2.5: expected a whole number"),
+])
+def test_evaluate_refuses_bad_repeats(wide_run, tmp_path, repeats, words):
+    with pytest.raises(ConfigError) as e:
+        evaluate.evaluate_run(wide_run, num=24, repeats=repeats, progress=False, out=str(tmp_path / "x"))
+    assert words in str(e.value) and not (tmp_path / "x").exists()
