@@ -132,8 +132,7 @@ def predictive_numeric(encoding):
 def score_sets(real, other, repeats, seed, settings, context_fid, progress=True, numeric=None):
     """The scores of `other` (generated or held-out) against `real`, both in the [0, 1] scale.
 
-    repeats: fresh GRUs per learned score, an int for both or {"discriminative": n, "predictive": m}.
-
+    repeats: fresh GRUs per learned score, an int for both or {"discriminative": n, "predictive": m};
     settings: the protocol's {"discriminative": kwargs, "predictive": kwargs} (``protocol_settings`` with the
     iterations in force); context_fid: the Context-FID of `other`, computed with the other sets' (one encoder).
     numeric: the predictive score's targets, the leading numeric features (None: all); mixed data passes its
@@ -149,8 +148,7 @@ def score_sets(real, other, repeats, seed, settings, context_fid, progress=True,
                                                           progress=progress, **settings["discriminative"])}
     if numeric is None or numeric >= 1:
         out["predictive"] = metrics.predictive_score(other, real, repeats=reps["predictive"], seed=seed,
-                                                     progress=progress,
-                                                     numeric=numeric, **settings["predictive"])
+                                                     progress=progress, numeric=numeric, **settings["predictive"])
     else:
         out["predictive"] = None
     out["context_fid"] = context_fid
