@@ -59,7 +59,7 @@ def _terms(*names, **options):
 # variant -> its --set overrides. The recipe (gan_sru/recipe.py) with nothing set, without each of its parts
 # or with one option added; the recipe before sequence_moment joined it (recipe_no_sequence_moment...); the
 # plain defaults, and with one term or option. Terms and options that the grids removed from the project
-# (2026-11-28; the learning-rate schedule and the output noise, 2026-11-29) stay in REMOVED, so the table
+# (2026-11-28; the learning-rate schedule, the output noise and layer_norm, 2026-11-29) stay in REMOVED, so the table
 # still names their rows.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
@@ -70,12 +70,10 @@ VARIANTS = {
     "recipe_tails": [_terms("moment", "innovation", "sequence_moment", sequence_moment="tails: true")],
     "recipe_noise_from_data": ["model.generator.noise_dim=null"],  # a config's noise_dim replaced by the size rule
     "recipe_ema_999": ["train.g_ema=0.999"],  # G's sampling average over ~700 updates instead of ~140
-    "recipe_layer_norm": ["model.generator.layer_norm=true"],  # layer normalisation of each SRU layer's input
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
     "recipe_no_sequence_moment_no_moment": [_terms("innovation")],
-    "recipe_no_sequence_moment_layer_norm": OLD_RECIPE + ["model.generator.layer_norm=true"],
     "defaults": PLAIN,
     "moment": PLAIN + [_terms("moment")],
     "innovation": PLAIN + [_terms("innovation")],
@@ -87,7 +85,7 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "moment_highway", "recipe_no_sequence_moment_highway", "recipe_no_sequence_moment_initial_state",
            "recipe_no_sequence_moment_pooled_stats", "recipe_no_sequence_moment_step_features",
            "recipe_no_sequence_moment_minibatch_std", "recipe_lr_cosine", "recipe_output_noise",
-           "recipe_no_sequence_moment_output_noise")
+           "recipe_no_sequence_moment_output_noise", "recipe_layer_norm", "recipe_no_sequence_moment_layer_norm")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config

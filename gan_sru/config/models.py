@@ -204,7 +204,6 @@ class GeneratorConfig(Section):
     bidirectional: bool = key(False, "bidirectional SRU layers")
     weight_c: bool = key(False, "2018 SRU form: v * c[t-1] in both gates")
     activation: Literal["tanh", "identity"] = key("tanh", "the SRU's g in h = r * g(c) + (1 - r) * x")
-    layer_norm: bool = key(False, "layer normalisation of each layer's input")
     dropout: float = key(0.0, "dropout between SRU layers", ge=0, lt=1)
     oscillators: bool = key(False, "also feed a bank of sin/cos inputs with per-sequence random phases "
                                    "(static_noise_dim of them)")

@@ -3,7 +3,8 @@
 Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them. Terms and
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
 learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
-docs/results/2026-11-29-output-noise.md): a
+docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
+docs/results/2026-11-29-score-noise.md): a
 config holding one at its inert value reads as without it; at any other value it is refused, naming the key,
 unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not
 affect; the generator's removed options shape its graph, so a run trained with one is refused even then.
@@ -13,6 +14,7 @@ from gan_sru import ConfigError
 RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
 SETTLE_PAGE = "docs/results/2026-11-29-settling.md"
 OUTPUT_NOISE_PAGE = "docs/results/2026-11-29-output-noise.md"
+SCORE_NOISE_PAGE = "docs/results/2026-11-29-score-noise.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -44,6 +46,7 @@ REMOVED = {
     "model.generator.highway_bias": 0.0,
     "model.generator.initial_state": False,
     "model.generator.output_noise_dim": 0,
+    "model.generator.layer_norm": False,
     "model.discriminator.pooled_stats": False,
     "model.discriminator.step_features": False,
     "model.discriminator.step_window": 2,
@@ -51,9 +54,10 @@ REMOVED = {
     **LR_SCHEDULE,
 }
 # removed key -> its results page, where not RESULTS_PAGE
-PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE}
+PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE,
+         "model.generator.layer_norm": SCORE_NOISE_PAGE}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
-                  "model.generator.output_noise_dim")  # change what G computes
+                  "model.generator.output_noise_dim", "model.generator.layer_norm")  # change what G computes
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 
 KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED)

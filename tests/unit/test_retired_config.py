@@ -87,10 +87,20 @@ def test_the_removed_output_noise_names_its_own_results_page(tmp_path):
     assert "output_noise_dim" not in load_config(None).model.generator
 
 
+def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
+    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
+              r"2026-11-29-score-noise.md\); remove the key"
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: model.generator.layer_norm: True: {message}"):
+        load_config(write(tmp_path, nested("model.generator.layer_norm", "true")))
+    inert = load_config(write(tmp_path, nested("model.generator.layer_norm", "false")))
+    assert "layer_norm" not in inert.model.generator
+
+
 @pytest.mark.parametrize("key, value", [("model.generator.initial_state", "true"),
                                         ("model.generator.highway_bias", "2.0"),
                                         ("model.generator.output_noise_dim", "null"),
-                                        ("model.generator.output_noise_dim", "28")])
+                                        ("model.generator.output_noise_dim", "28"),
+                                        ("model.generator.layer_norm", "true")])
 def test_a_removed_generator_option_is_refused_even_to_sample(tmp_path, key, value):
     """It changed what the generator computes: a run trained with it cannot be rebuilt without it."""
     path = write(tmp_path, nested(key, value))
