@@ -107,6 +107,13 @@ def shares(rows):
             "repeats_for_001": int(np.ceil((sd / 0.01) ** 2))}
 
 
+def measurement_sd(rows, classifiers):
+    """The sd one evaluation of a checkpoint has from the measurement alone, with `classifiers` classifiers on
+    one generated set: sqrt(classifier var / classifiers + draw var), pooled over `rows` (any variants)."""
+    s = shares(rows)
+    return float(((s["classifier_sd"] ** 2) / classifiers + (s["draw_sd"] or 0.0) ** 2) ** 0.5)
+
+
 def groups(doc):
     out = {}
     for r in doc["rows"]:
@@ -127,6 +134,16 @@ def markdown(doc):
         lines.append(f"| {name} | {length or '-'} | {variant} | {s['runs']} | "
                      f"{' / '.join(f(m) for m in s['run_means'])} | {f(s['mean'])} ± {f(s['se'])} | {f(s['floor'])} | "
                      f"{f(s['classifier_sd'])} | {f(s['draw_sd'])} | {f(s['seed_sd'])} | {s['repeats_for_001']} |")
+    by_set = {}
+    for (name, length, _), rows in groups(doc).items():
+        by_set.setdefault((name, length), []).extend(rows)
+    lines += ["", "One evaluation's sd from the measurement alone (classifiers and the generated set; every variant "
+              "of the set pooled):", "", "| set | length | runs | classifier sd | draw sd | 3 classifiers | "
+              "10 classifiers | 20 classifiers |", "|---|---|---|---|---|---|---|---|"]
+    for (name, length), rows in by_set.items():
+        s = shares(rows)
+        lines.append(f"| {name} | {length or '-'} | {len(rows)} | {f(s['classifier_sd'])} | {f(s['draw_sd'])} | "
+                     + " | ".join(f(measurement_sd(rows, n)) for n in (3, 10, 20)) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -195,7 +212,8 @@ def main():
 
     set_context(argparse.Namespace(context="cpu", device_id="0", type_config="float"))
     doc.update({"cpu": cpu_model(), "protocol": args.protocol, "repeats": args.repeats, "draws": args.draws,
-                "command": "benchmarks/score_noise.py " + " ".join(sys.argv[1:])})
+                "command": f"benchmarks/score_noise.py RUN ... --repeats {args.repeats} --draws {args.draws} "
+                           f"--protocol {args.protocol}"})
     done = {r["run"] for r in doc["rows"]}
     floors = {}
     todo = [r for r in args.runs if os.path.basename(os.path.normpath(r)) not in done]

@@ -36,6 +36,8 @@ def test_shares_split_the_spread_as_computed_by_hand():
     # runs far apart: the seeds' share is what the classifiers and the draws leave (var 0.32 - 0.04)
     far = [_row(0, [[0.1, 0.3], [0.5, 0.7]]), _row(1, [[0.9, 1.1], [1.3, 1.5]])]
     assert score_noise.shares(far)["seed_sd"] == pytest.approx(np.sqrt(0.32 - 0.04))
+    # one evaluation with 2 classifiers: var 0.02 / 2 + 0.07
+    assert score_noise.measurement_sd(rows, 2) == pytest.approx(np.sqrt(0.01 + 0.07))
     one = score_noise.shares([_row(0, [[0.2, 0.2]])])  # one run, one set: no draw or seed share to give
     assert one["draw_sd"] is None and one["seed_sd"] is None and one["se"] is None and one["classifier_sd"] == 0
 
@@ -68,4 +70,5 @@ def test_a_run_scored_end_to_end_and_its_files_read_back(tmp_path, monkeypatch):
     text = score_noise.write(doc, "noise")
     assert json.loads((tmp_path / "noise.json").read_text())["rows"][0]["scores"] == row["scores"]
     assert "| sines | 8 | recipe | 1 |" in text and "Test CPU" in (tmp_path / "noise.md").read_text()
+    assert "| sines | 8 | 1 |" in text  # the set's row of one evaluation's sd
     assert os.path.getsize(tmp_path / "noise.png") > 10_000
