@@ -16,6 +16,9 @@ floor by as many. Per set and variant the table gives:
     seed sd         the spread between runs of different seeds, less what classifiers and draws explain
     repeats for 0.01   classifiers a score needs for its mean to have sd 0.01 from the classifier alone
 
+and per set, every variant pooled, the sd one evaluation has from the measurement alone with 3, 10 and 20
+classifiers.
+
 Writes benchmarks/results/<stem>.json (merged by run, so a cut grid continues), .md and .png (each
 classifier's score per run, the runs' means and the floor).
 """
