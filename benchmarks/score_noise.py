@@ -110,10 +110,9 @@ def shares(rows):
             "repeats_for_001": int(np.ceil((sd / 0.01) ** 2))}
 
 
-def measurement_sd(rows, classifiers):
+def measurement_sd(s, classifiers):
     """The sd one evaluation of a checkpoint has from the measurement alone, with `classifiers` classifiers on
-    one generated set: sqrt(classifier var / classifiers + draw var), pooled over `rows` (any variants)."""
-    s = shares(rows)
+    one generated set: sqrt(classifier var / classifiers + draw var), from `s` = shares(rows) of any rows."""
     return float(((s["classifier_sd"] ** 2) / classifiers + (s["draw_sd"] or 0.0) ** 2) ** 0.5)
 
 
@@ -146,7 +145,7 @@ def markdown(doc):
     for (name, length), rows in by_set.items():
         s = shares(rows)
         lines.append(f"| {name} | {length or '-'} | {len(rows)} | {f(s['classifier_sd'])} | {f(s['draw_sd'])} | "
-                     + " | ".join(f(measurement_sd(rows, n)) for n in (3, 10, 20)) + " |")
+                     + " | ".join(f(measurement_sd(s, n)) for n in (3, 10, 20)) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -37,7 +37,7 @@ def test_shares_split_the_spread_as_computed_by_hand():
     far = [_row(0, [[0.1, 0.3], [0.5, 0.7]]), _row(1, [[0.9, 1.1], [1.3, 1.5]])]
     assert score_noise.shares(far)["seed_sd"] == pytest.approx(np.sqrt(0.32 - 0.04))
     # one evaluation with 2 classifiers: var 0.02 / 2 + 0.07
-    assert score_noise.measurement_sd(rows, 2) == pytest.approx(np.sqrt(0.01 + 0.07))
+    assert score_noise.measurement_sd(s, 2) == pytest.approx(np.sqrt(0.01 + 0.07))
     one = score_noise.shares([_row(0, [[0.2, 0.2]])])  # one run, one set: no draw or seed share to give
     assert one["draw_sd"] is None and one["seed_sd"] is None and one["se"] is None and one["classifier_sd"] == 0
 
