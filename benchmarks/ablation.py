@@ -70,6 +70,10 @@ VARIANTS = {
     "recipe_tails": [_terms("moment", "innovation", "sequence_moment", sequence_moment="tails: true")],
     "recipe_noise_from_data": ["model.generator.noise_dim=null"],  # a config's noise_dim replaced by the size rule
     "recipe_ema_999": ["train.g_ema=0.999"],  # G's sampling average over ~700 updates instead of ~140
+    "recipe_batch_64": ["train.batch_size=64"],  # sets of 512+ sequences: half the default batch
+    "recipe_batch_256": ["train.batch_size=256"],  # and twice it
+    "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
+    "recipe_lr_half": ["train.g_lr=0.0005", "train.d_lr=0.0005"],
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
