@@ -66,3 +66,17 @@ def test_comparison_says_when_the_recipe_beats_the_spread():
     one = [row("defaults", 0, 0.40), row("defaults", 1, 0.44), row("recipe", 0, 0.10)]  # a single seed has no spread
     assert "| one seed |" in ablation.comparison({"rows": one})
     assert ablation.comparison({"rows": [row("moment", 0, 0.2)]}) == ""
+
+
+@pytest.mark.parametrize("variant", sorted(ablation.VARIANTS))
+def test_every_variant_is_a_valid_config(variant, tmp_path):
+    """Each variant's --set overrides load on a built-in set and land on the keys they name."""
+    from gan_sru.config import value_at
+
+    args = type("Args", (), {"budget": "15m", "run_dir": str(tmp_path)})()
+    cfg = ablation.run_config("factors", 24, 0, variant, args)
+    assert cfg.data.seq_len == 24 and cfg.train.budget == "15m"
+    last = dict(override.split("=", 1) for override in ablation.VARIANTS[variant])  # a later --set wins
+    for key, value in last.items():
+        if key != "train.terms" and value != "null":
+            assert str(value_at(cfg, key)).lower() == value.lower(), (key, value)
