@@ -74,6 +74,7 @@ VARIANTS = {
     "recipe_batch_256": ["train.batch_size=256"],  # and twice it
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
     "recipe_lr_half": ["train.g_lr=0.0005", "train.d_lr=0.0005"],
+    "recipe_lr_double": ["train.g_lr=0.002", "train.d_lr=0.002"],
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
