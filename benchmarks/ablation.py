@@ -59,8 +59,8 @@ def _terms(*names, **options):
 # variant -> its --set overrides. The recipe (gan_sru/recipe.py) with nothing set, without each of its parts
 # or with one option added; the recipe before sequence_moment joined it (recipe_no_sequence_moment...); the
 # plain defaults, and with one term or option. Terms and options that the grids removed from the project
-# (2026-11-28; the learning-rate schedule, the output noise and layer_norm, 2026-11-29) stay in REMOVED, so the table
-# still names their rows.
+# (2026-11-28; the learning-rate schedule, the output noise and layer_norm, 2026-11-29) stay in REMOVED, so
+# the table still names their rows.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],

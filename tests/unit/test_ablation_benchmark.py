@@ -1,4 +1,6 @@
-"""benchmarks/ablation.py: its data sets written as CSV files that train reads, and its table and picture."""
+"""benchmarks/ablation.py: its data sets written as CSV files that train reads, its variants' configs, and its table and
+picture."""
+import argparse
 import os
 import sys
 
@@ -73,7 +75,7 @@ def test_every_variant_is_a_valid_config(variant, tmp_path):
     """Each variant's --set overrides load on a built-in set and land on the keys they name."""
     from gan_sru.config import value_at
 
-    args = type("Args", (), {"budget": "15m", "run_dir": str(tmp_path)})()
+    args = argparse.Namespace(budget="15m", run_dir=str(tmp_path))  # what run_config reads of the CLI
     cfg = ablation.run_config("factors", 24, 0, variant, args)
     assert cfg.data.seq_len == 24 and cfg.train.budget == "15m"
     last = dict(override.split("=", 1) for override in ablation.VARIANTS[variant])  # a later --set wins
