@@ -9,7 +9,8 @@ as well as the fake one. Here the same statistics and their gradient are a few N
 matmuls. The plain-ops form stays the reference (`impl="ref"`, and on CUDA contexts, where this would copy to
 the host); the tests tie the two together and this gradient to finite differences.
 
-    loss = sequence_moments(fake, real, mask, tails)   # fake, real (L, B, C), mask (L, B) -> ()
+    ref = sequence_reference(x, m, tails)                 # the real data's, once: x (L, N, C), m (L, N)
+    loss = sequence_moments(fake, mask, ref, tails)       # fake (L, B, C), mask (L, B) -> ()
 
 The gradient flows to `fake` only (the real statistics are constants, as in the plain form).
 """
@@ -100,13 +101,27 @@ def _spread(s):
     return np.sqrt(np.maximum(q, 0.0) + SPREAD_EPS), q > 0, mean
 
 
-def loss_and_grads(fake_stats, real_stats):
-    """The loss (a float) and its gradient w.r.t. each fake statistic (B, k)."""
+def sequence_reference(x, mask, tails, max_lag=1, chunk=256):
+    """The sequence term's reference from real sequences x (L, N, C), 0 at padded steps, and mask (L, N): for
+    each statistic of `statistics`, its mean and spread over the N sequences (as `_spread`), a pair of (k,)
+    arrays. Float64, `chunk` sequences at a time (the statistics' intermediates are a few (N, L, C) arrays)."""
+    sums = None
+    for start in range(0, x.shape[1], chunk):
+        xs = np.ascontiguousarray(np.asarray(x[:, start:start + chunk], np.float64).transpose(1, 0, 2))
+        ms = np.ascontiguousarray(np.asarray(mask[:, start:start + chunk], np.float64).T[:, :, None])
+        parts = [(s.sum(axis=0), (s * s).sum(axis=0)) for s in statistics(xs, ms, tails, max_lag)[0]]
+        sums = parts if sums is None else [(a + c, b + d) for (a, b), (c, d) in zip(sums, parts)]
+    n = x.shape[1]
+    return [(s1 / n, np.sqrt(np.maximum(s2 / n - (s1 / n) ** 2, 0.0) + SPREAD_EPS)) for s1, s2 in sums]
+
+
+def loss_and_grads(fake_stats, reference):
+    """The loss (a float) and its gradient w.r.t. each fake statistic (B, k), against the reference's (mean,
+    spread) of each statistic."""
     total, grads = 0.0, []
-    for sf, sr in zip(fake_stats, real_stats):
+    for sf, (mr, dr) in zip(fake_stats, reference):
         B, k = sf.shape
         df, open_, mf = _spread(sf)
-        dr, _, mr = _spread(sr)
         total += np.abs(mf - mr).mean() + np.abs(df - dr).mean()
         g = np.broadcast_to(np.sign(mf - mr) / (k * B), sf.shape).copy()
         g += np.sign(df - dr) * open_ / k * (sf - mf) / (B * df)
@@ -152,15 +167,16 @@ def statistics_backward(x, m, tails, cache, grads, max_lag=1):
 
 
 class HostMomentLoss(PythonFunction):
-    """A moment term of G as one function: inputs fake (L, B, C), real (L, B, C), mask (L, B); output the loss,
-    a scalar; gradient to fake only. A subclass says how:
-    `compute(fake, real, m)` on host copies of the time-major arrays (m (L, B, 1)) returns (loss, state),
-    `gradient(state)` d loss / d fake (L, B, C). Forward keeps the state (the fake statistics' intermediates
-    and the gradients of the statistics, a few (L, B, C) arrays), so backward computes no statistic again;
-    a backward without a forward of its own first recomputes it."""
+    """A moment term of G as one function: inputs fake (L, B, C) and mask (L, B), the real data's statistics
+    (`reference`, NumPy arrays) given at construction; output the loss, a scalar; gradient to fake only. A
+    subclass says how: `compute(fake, m)` on host copies of the time-major arrays (m (L, B, 1)) returns
+    (loss, state), `gradient(state)` d loss / d fake (L, B, C). Forward keeps the state (the fake statistics'
+    intermediates and the gradients of the statistics, a few (L, B, C) arrays), so backward computes no
+    statistic again; a backward without a forward of its own first recomputes it."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, reference):
         super().__init__(ctx)
+        self.reference = reference
         self._saved = None
 
     @property
@@ -176,9 +192,9 @@ class HostMomentLoss(PythonFunction):
 
     def _compute(self, inputs):
         L, B, C = inputs[0].shape
-        fake, real = (host_array(v.data, (L, B, C)).copy() for v in inputs[:2])
-        m = host_array(inputs[2].data, (L, B)).reshape(L, B, 1).copy()
-        loss, self._saved = self.compute(fake, real, m)
+        fake = host_array(inputs[0].data, (L, B, C)).copy()
+        m = host_array(inputs[1].data, (L, B)).reshape(L, B, 1).copy()
+        loss, self._saved = self.compute(fake, m)
         return loss
 
     def forward_impl(self, inputs, outputs):
@@ -204,15 +220,15 @@ class HostMomentLoss(PythonFunction):
 class SequenceMoments(HostMomentLoss):
     """`losses.sequence_moment_loss` fused (the statistics work batch-major: (B, L, C))."""
 
-    def __init__(self, ctx, tails, max_lag=1):
-        super().__init__(ctx)
+    def __init__(self, ctx, reference, tails, max_lag=1):
+        super().__init__(ctx, reference)
         self.tails = bool(tails)
         self.max_lag = int(max_lag)
 
-    def compute(self, fake, real, m):
-        fake, real, m = (np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (fake, real, m))
+    def compute(self, fake, m):
+        fake, m = (np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (fake, m))
         fs, cache = statistics(fake, m, self.tails, self.max_lag)
-        loss, grads = loss_and_grads(fs, statistics(real, m, self.tails, self.max_lag)[0])
+        loss, grads = loss_and_grads(fs, self.reference)
         return loss, (fake, m, cache, grads)
 
     def gradient(self, state):
@@ -220,18 +236,19 @@ class SequenceMoments(HostMomentLoss):
         return statistics_backward(fake, m, self.tails, cache, grads, self.max_lag).transpose(1, 0, 2)
 
 
-def check_shapes(name, fake, real, mask):
-    """inputs fake, real (L, B, C), mask (L, B). A clear ValueError here (nnabla turns one raised in a function's
+def check_shapes(name, fake, mask):
+    """inputs fake (L, B, C), mask (L, B). A clear ValueError here (nnabla turns one raised in a function's
     setup into a SystemError)."""
     shape = tuple(fake.shape)
-    if len(shape) != 3 or tuple(real.shape) != shape or tuple(mask.shape) != shape[:2]:
-        raise ValueError(f"{name} expects fake and real (L, B, C) and mask (L, B); "
-                         f"got {[tuple(v.shape) for v in (fake, real, mask)]}")
+    if len(shape) != 3 or tuple(mask.shape) != shape[:2]:
+        raise ValueError(f"{name} expects fake (L, B, C) and mask (L, B); "
+                         f"got {[tuple(v.shape) for v in (fake, mask)]}")
 
 
-def sequence_moments(fake, real, mask, tails=False, max_lag=1):
-    """The fused sequence-moment loss (a scalar) of fake, real (L, B, C) and mask (L, B) (see the module docstring)."""
+def sequence_moments(fake, mask, reference, tails=False, max_lag=1):
+    """The fused sequence-moment loss (a scalar) of fake (L, B, C) and mask (L, B) against `reference`
+    (`sequence_reference` of the real data, with the same tails and max_lag)."""
     import nnabla as nn
 
-    check_shapes("SequenceMoments", fake, real, mask)
-    return SequenceMoments(nn.get_current_context(), tails, max_lag)(fake, real, mask)
+    check_shapes("SequenceMoments", fake, mask)
+    return SequenceMoments(nn.get_current_context(), reference, tails, max_lag)(fake, mask)

@@ -24,11 +24,12 @@ class StepGraph:
     Shapes: real (L, B, C), mask (L, B), noise as `gan_sru.networks.noise_shapes`. Parameters live under the
     scopes "G" and "D" and are shared by every bucket's graph. moment_impl: the moment terms' ("auto": fused on
     the host on CPU; "ref": plain nnabla ops; docs/results/2026-11-28-moment-terms.md compares the two). terms: the
-    Term objects (gan_sru/train/terms/; default: `term_list(cfg.train)`).
+    Term objects (gan_sru/train/terms/; default: `term_list(cfg.train)`); data: the bucket's real sequences (a
+    `terms.RealData`) that the terms' references are computed from, needed when there are terms.
     """
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
-                 terms=None):
+                 terms=None, data=None):
         gcfg, dcfg, loss = cfg.model.generator, cfg.model.discriminator, cfg.train.loss
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
@@ -53,11 +54,15 @@ class StepGraph:
             d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
         self.d_loss = d_loss_fn(loss, d_real, d_fake)
         self.g_loss = g_loss_fn(loss, d_gen)
-        # the generator's terms (gan_sru/train/terms/): each adds weight x its discrepancy
+        # the generator's terms (gan_sru/train/terms/): each adds weight x its discrepancy against its reference,
+        # the real data's statistics computed here once
         self.moment_impl, self.cond = moment_impl, cond
         self.terms = [t for t in (term_list(cfg.train) if terms is None else terms) if t.applies(length, self)]
-        for term in self.terms:
-            self.g_loss = self.g_loss + term.weight * term.discrepancy(self)
+        if self.terms and data is None:
+            raise ValueError("StepGraph: the generator's terms need the bucket's real data (data=RealData(...))")
+        self.references = [term.reference(data, self) for term in self.terms]
+        for term, reference in zip(self.terms, self.references):
+            self.g_loss = self.g_loss + term.weight * term.discrepancy(self, reference)
         weight = cfg.train.attribute_loss_weight
         if self.attrs is not None and weight > 0:  # the auxiliary attribute classifier (gan_sru/conditioning.py)
             from gan_sru.conditional.networks import attribute_loss

@@ -110,11 +110,13 @@ class Trainer:
                 "(--set name=...)")
         if latest is not None:
             self._log(f"resumed {run.path} from step {self.start_step}")
-        # the terms compare batch statistics: under data parallelism each rank computes them on its shard
+        # the terms compare the fake batch's statistics with the data's: under data parallelism each rank
+        # computes the fake ones on its shard
         shard_terms = [f"the {t.name} term" for t in self.steps.terms]
         if self.comm.size > 1 and shard_terms:
             self._log(f"note: {', '.join(shard_terms)} compare the statistics of each rank's "
-                      f"{self.steps.local_batch} sequences, not of the global batch of {self.steps.batch_size}: "
+                      f"{self.steps.local_batch} generated sequences, not of the global batch of "
+                      f"{self.steps.batch_size}, with the data's: "
                       f"with {self.comm.size} ranks the run is close to a one-process run, not equal to it")
         if root:  # after the restore: a refused resume leaves the run's config as it was
             records.write(run, cfg, summary, data, self._conditioning().get("conditioning"),

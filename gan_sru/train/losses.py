@@ -64,69 +64,74 @@ def _masked_stats(x, mask, lag1=True):
     return mean, std, corr, acf1
 
 
-def moment_loss(fake, real, mask, impl="auto"):
+def _constant(array, shape):
+    """A reference statistic (NumPy) as a constant Variable of `shape`."""
+    return nn.Variable.from_numpy_array(np.asarray(array, np.float32).reshape(shape))
+
+
+def moment_loss(fake, mask, reference, impl="auto"):
     """A moment-matching term for G (TimeGAN's moment loss, plus lag-0 feature correlations and lag-1
     autocorrelations).
 
-    fake, real (L, B, C), both 0 at padded steps; mask (L, B). Over the valid steps of the batch, per feature:
-    |mean_fake - mean_real| + |std_fake - std_real| + |acf1_fake - acf1_real| (lag-1 autocorrelation over the
-    pairs of consecutive valid steps), averaged over features, plus the mean absolute difference of the C x C
-    correlation matrices. Cross-feature structure (what the correlational score measures) is learned slowly
-    by a discriminator when C is large, and the lag-1 term keeps per-step noise from turning into jitter.
-    Real statistics are constants (no gradient). impl: as `sequence_moment_loss`'s ("auto": the fused host
-    function of gan_sru/ops/pooled_moments.py on a CPU context; "ref": these plain ops).
+    fake (L, B, C), 0 at padded steps; mask (L, B); reference: the real data's [mean (C,), std (C,),
+    correlations (C, C), lag-1 autocorrelation (C,) or None for L < 2] (`ops.pooled_moments.pooled_reference`).
+    Over the valid steps of the batch, per feature: |mean_fake - mean_real| + |std_fake - std_real| +
+    |acf1_fake - acf1_real| (lag-1 autocorrelation over the pairs of consecutive valid steps), averaged over
+    features, plus the mean absolute difference of the C x C correlation matrices. Cross-feature structure
+    (what the correlational score measures) is learned slowly by a discriminator when C is large, and the
+    lag-1 term keeps per-step noise from turning into jitter. impl: as `sequence_moment_loss`'s ("auto": the
+    fused host function of gan_sru/ops/pooled_moments.py on a CPU context; "ref": these plain ops).
     """
     if _fused(impl):
         from gan_sru.ops.pooled_moments import batch_moments
 
-        return batch_moments(fake, real, mask)
+        return batch_moments(fake, mask, reference)
+    C = fake.shape[2]
     mf, sf, cf, af = _masked_stats(fake, mask)
-    mr, sr, cr, ar = _masked_stats(real, mask)
+    mr, sr, cr = _constant(reference[0], (1, C)), _constant(reference[1], (1, C)), _constant(reference[2], (1, C, C))
     loss = F.mean(F.absolute_error(mf, mr)) + F.mean(F.absolute_error(sf, sr)) + F.mean(F.absolute_error(cf, cr))
-    return loss + F.mean(F.absolute_error(af, ar)) if af is not None else loss
+    return loss + F.mean(F.absolute_error(af, _constant(reference[3], (1, C)))) if af is not None else loss
 
 
-def innovation_loss(fake, real, mask, impl="auto"):
+def innovation_loss(fake, mask, reference, impl="auto"):
     """A moment-matching term on the step changes d_t = x_t - x_(t-1) (the pairs of consecutive valid steps):
     |std_fake - std_real| per feature, averaged, plus the mean absolute difference of the C x C correlation
     matrices of the changes. The batch's lag-0 correlations mix slow (between-sequence) and fast co-movement;
     these pin down the fast one, the directions in which a sequence moves from step to step (without them a
     sequence's own feature correlations tell generated from real data apart).
-    fake, real (L, B, C), 0 at padded steps; mask (L, B); L >= 2. Real statistics are constants. impl: as
-    `moment_loss`'s."""
+    fake (L, B, C), 0 at padded steps; mask (L, B); L >= 2; reference: the real data's
+    `ops.pooled_moments.step_change_reference`. impl: as `moment_loss`'s."""
     if _fused(impl):
         from gan_sru.ops.pooled_moments import step_change_moments
 
-        return step_change_moments(fake, real, mask)
+        return step_change_moments(fake, mask, reference)
     L, B, C = fake.shape
     pair = F.slice(mask, start=(1, 0), stop=(L, B)) * F.slice(mask, start=(0, 0), stop=(L - 1, B))
-
-    def changes(x):
-        d = F.slice(x, start=(1, 0, 0), stop=(L, B, C)) - F.slice(x, start=(0, 0, 0), stop=(L - 1, B, C))
-        return d * F.broadcast(F.reshape(pair, (L - 1, B, 1)), (L - 1, B, C))
-
-    _, sf, cf, _ = _masked_stats(changes(fake), pair, lag1=False)
-    _, sr, cr, _ = _masked_stats(changes(real), pair, lag1=False)
+    d = F.slice(fake, start=(1, 0, 0), stop=(L, B, C)) - F.slice(fake, start=(0, 0, 0), stop=(L - 1, B, C))
+    _, sf, cf, _ = _masked_stats(d * F.broadcast(F.reshape(pair, (L - 1, B, 1)), (L - 1, B, C)), pair, lag1=False)
+    sr, cr = _constant(reference[1], (1, C)), _constant(reference[2], (1, C, C))
     return F.mean(F.absolute_error(sf, sr)) + F.mean(F.absolute_error(cf, cr))
 
 
-def class_moment_loss(fake, real, mask, onehot):
-    """``moment_loss`` within each class: the mean over classes k of moment_loss on the sequences whose
-    attribute is k. onehot (B, K) the classes of the batch's rows (fake row b is made for real row b's
-    attributes, so each class has as many fake as real sequences); classes absent from the batch add 0.
+def class_moment_loss(fake, mask, onehot, references):
+    """``moment_loss`` within each class: the mean over classes k of moment_loss on the fake sequences made for
+    class k against `references[k]`, the real data's moments within class k (None: no real sequence of
+    class k, adds 0). onehot (B, K) the classes of the batch's rows; classes absent from the batch add 0.
     The batch's moments are a mixture over classes; a class drawn with the right mixture but the wrong
     spread (e.g. one class's samples at another class's amplitude) is seen only within the class."""
     L, B, C = fake.shape
     K = onehot.shape[1]
     total = None
     for k in range(K):
+        if references[k] is None:
+            continue
         member = F.reshape(F.slice(onehot, start=(0, k), stop=(B, k + 1)), (1, B))
         mk = mask * F.broadcast(member, (L, B))
         present = F.greater_scalar(F.sum(mk), 0.5)  # 0 when no row of the batch has class k
         mk3 = F.broadcast(F.reshape(mk, (L, B, 1)), (L, B, C))
-        term = moment_loss(fake * mk3, real * mk3, mk) * present
+        term = moment_loss(fake * mk3, mk, references[k]) * present
         total = term if total is None else total + term
-    return total / K
+    return F.constant(0.0, ()) if total is None else total / K
 
 
 def _autocorrelation(z, m, k):
@@ -175,7 +180,7 @@ def _sequence_stats(x, mask, tails=False, max_lag=1):
     return stats
 
 
-def sequence_moment_loss(fake, real, mask, tails=False, impl="auto", max_lag=1):
+def sequence_moment_loss(fake, mask, reference, tails=False, impl="auto", max_lag=1):
     """A moment-matching term on each sequence's own statistics: its per-feature mean, std, lag-1
     autocorrelation and log magnitude spectrum and the correlation of each pair of its features (with tails,
     also its per-feature skewness and kurtosis), one vector per sequence.
@@ -190,20 +195,21 @@ def sequence_moment_loss(fake, real, mask, tails=False, impl="auto", max_lag=1):
     lighter-tailed than the data's at an equal spread), and no other statistic here asks for more than the
     first two moments. max_lag > 1: also the autocorrelation at lags 2 .. max_lag (at most L - 2), which a
     long sequence's spectrum, matched bin by bin, still leaves free.
-    fake, real (L, B, C), 0 at padded steps; mask (L, B). Real statistics are constants.
+    fake (L, B, C), 0 at padded steps; mask (L, B); reference: the real data's (mean, spread) of each
+    statistic over its sequences (`ops.moments.sequence_reference`, with the same tails and max_lag).
     impl: "auto", the fused host function (gan_sru/ops/moments.py: the same loss, a fraction of the
     time) on a CPU context; "ref" (and CUDA contexts), the plain nnabla ops below."""
     if _fused(impl):
         from gan_sru.ops.moments import sequence_moments
 
-        return sequence_moments(fake, real, mask, tails, max_lag)
+        return sequence_moments(fake, mask, reference, tails, max_lag)
     loss = None
-    for sf, sr in zip(_sequence_stats(fake, mask, tails, max_lag), _sequence_stats(real, mask, tails, max_lag)):
-        mf, mr = F.mean(sf, axis=0, keepdims=True), F.mean(sr, axis=0, keepdims=True)  # (1, n)
+    for sf, (mean_r, spread_r) in zip(_sequence_stats(fake, mask, tails, max_lag), reference):
+        mf = F.mean(sf, axis=0, keepdims=True)
+        mr, dr = _constant(mean_r, mf.shape), _constant(spread_r, mf.shape)
         # the spread from E[s^2] - E[s]^2: one product of the (B, n) statistics instead of a broadcast and a
         # product (nnabla's CPU elementwise ops dominate this term's cost); >= 0 against rounding
         df = F.pow_scalar(F.maximum_scalar(F.mean(sf * sf, axis=0, keepdims=True) - mf * mf, 0.0) + 1e-8, 0.5)
-        dr = F.pow_scalar(F.maximum_scalar(F.mean(sr * sr, axis=0, keepdims=True) - mr * mr, 0.0) + 1e-8, 0.5)
         term = F.mean(F.absolute_error(mf, mr)) + F.mean(F.absolute_error(df, dr))
         loss = term if loss is None else loss + term
     return loss

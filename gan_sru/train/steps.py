@@ -8,16 +8,20 @@ import nnabla.solvers as S
 import numpy as np
 
 from gan_sru import GanSruError
-from gan_sru.data import sample_batch
+from gan_sru.data import pad_batch, sample_batch
 from gan_sru.networks import noise_shapes, sample_noise
 from gan_sru.ops.gumbel import tau_at
 from gan_sru.sizes import apply_size_rules
 
 from . import distributed, replicas
 from .graphs import StepGraph, all_params, discriminator_params, generator_params
-from .terms import term_list
+from .terms import RealData, term_list
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
+_REFERENCE_STREAM = 11  # the terms' reference sample's
+# the terms' references come from at most this many sequences per bucket: their statistics' sampling error is
+# a 45th of the data's spread, a quarter of a batch of 128's
+REFERENCE_SEQUENCES = 2048
 _DROPOUT_STREAM = 0xD70
 
 
@@ -102,10 +106,22 @@ class GanSteps:
     def graph_for(self, length):
         """The step graph of a bucket length, built on first use."""
         if length not in self.graphs:
+            data = self.real_data(length) if self.terms else None
             self.graphs[length] = StepGraph(self.cfg, length, self.local_batch, self.num_features, self.max_len,
-                                            self.strategy, cond=self.cond, terms=self.terms)
+                                            self.strategy, cond=self.cond, terms=self.terms, data=data)
             self.graph_builds += 1
         return self.graphs[length]
+
+    def real_data(self, length):
+        """The training sequences of the bucket of `length`, padded to it (a terms.RealData): at most
+        REFERENCE_SEQUENCES of them, a sample drawn from the seed, the same on every rank."""
+        members = np.flatnonzero(self.spec.buckets_of(self.train_set.lengths) == self.spec.boundaries.index(length))
+        if len(members) > REFERENCE_SEQUENCES:
+            rng = np.random.default_rng([self.cfg.seed, length, _REFERENCE_STREAM])
+            members = np.sort(rng.choice(members, REFERENCE_SEQUENCES, replace=False))
+        x, mask, _ = pad_batch([self.train_set.sequences[i] for i in members], length)
+        attrs = getattr(self.train_set, "attributes", None)
+        return RealData(x, mask, None if attrs is None else attrs[members])
 
     @property
     def terms(self):

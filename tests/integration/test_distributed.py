@@ -200,8 +200,8 @@ def test_two_ranks_say_that_batch_statistic_terms_see_each_ranks_shard(tmp_path)
     terms = "[{name: moment, weight: 1}, {name: sequence_moment, weight: 1}]"
     out = ok(run(mpirun(2) + train_args(tmp_path, 1, {"train.terms": terms})))
     assert ("note: the moment term, the sequence_moment term compare the statistics of each rank's "
-            f"{int(TINY['train.batch_size']) // 2} sequences, not of the global batch of "
-            f"{TINY['train.batch_size']}") in out, out
+            f"{int(TINY['train.batch_size']) // 2} generated sequences, not of the global batch of "
+            f"{TINY['train.batch_size']}, with the data's") in out, out
     one = ok(run(train_args(tmp_path / "one", 1, {"train.terms": "[{name: moment, weight: 1}]"})))
     assert "note:" not in one
 

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from conftest import max_rel_err, numeric_grad
 
+from gan_sru.ops.moments import sequence_reference
+from gan_sru.ops.pooled_moments import pooled_reference, step_change_reference
 from gan_sru.train.losses import moment_loss
 
 
@@ -34,9 +36,10 @@ def _data(rng, L=6, B=5, C=4, padded=True):
 
 
 def _graph(fake, real, mask, impl="auto"):
-    f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
+    """The term of fake against the reference computed from real (the same mask)."""
+    f, m = (nn.Variable.from_numpy_array(a) for a in (fake, mask))
     f.need_grad = True
-    loss = moment_loss(f, r, m, impl)
+    loss = moment_loss(f, m, pooled_reference(real, mask), impl)
     return f, loss
 
 
@@ -102,9 +105,9 @@ def _innovation_reference(fake, real, mask):
 def _innovation_graph(fake, real, mask, impl="auto"):
     from gan_sru.train.losses import innovation_loss
 
-    f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
+    f, m = (nn.Variable.from_numpy_array(a) for a in (fake, mask))
     f.need_grad = True
-    return f, innovation_loss(f, r, m, impl)
+    return f, innovation_loss(f, m, step_change_reference(real, mask), impl)
 
 
 # ---------------------------------------------------------------- each sequence's own statistics
@@ -159,9 +162,9 @@ def _sequence_reference(fake, real, mask, tails=False, max_lag=1):
 def _sequence_graph(fake, real, mask, tails=False, impl="auto", max_lag=1):
     from gan_sru.train.losses import sequence_moment_loss
 
-    f, r, m = (nn.Variable.from_numpy_array(a) for a in (fake, real, mask))
+    f, m = (nn.Variable.from_numpy_array(a) for a in (fake, mask))
     f.need_grad = True
-    return f, sequence_moment_loss(f, r, m, tails, impl, max_lag)
+    return f, sequence_moment_loss(f, m, sequence_reference(real, mask, tails, max_lag), tails, impl, max_lag)
 
 
 # "auto": the fused host function (gan_sru/ops/moments.py) on this CPU context; "ref": plain nnabla ops
@@ -332,17 +335,22 @@ def test_innovation_loss_gradient_matches_finite_differences(impl):
 def test_class_moment_loss_is_the_mean_over_classes_of_the_moment_loss_within_each():
     from gan_sru.train.losses import class_moment_loss
 
-    def value(fn, *arrays):
-        v = fn(*(nn.Variable.from_numpy_array(x) for x in arrays))
+    def value(fake, real, mask, onehot, K):
+        """class_moment_loss of fake made for classes onehot, against the per-class references of real (whose
+        rows have the same classes); a class with no real row has no reference."""
+        classes = onehot.argmax(axis=1)
+        refs = [pooled_reference(real[:, classes == k], mask[:, classes == k]) if np.any(classes == k) else None
+                for k in range(K)]
+        v = class_moment_loss(*(nn.Variable.from_numpy_array(x) for x in (fake, mask, onehot)), refs)
         v.forward()
         return float(v.d)
 
     fake, real, mask = _data(np.random.default_rng(8), L=6, B=9, C=3)
-    classes = np.array([0, 1, 0, 1, 0, 1, 0, 1, 1])  # class 2 is absent from the batch: it adds 0
+    classes = np.array([0, 1, 0, 1, 0, 1, 0, 1, 1])  # class 2 is absent: it adds 0
     onehot = np.eye(3, dtype=np.float32)[classes]
     expected = sum(_reference(fake[:, classes == k], real[:, classes == k], mask[:, classes == k])
                    for k in (0, 1)) / 3
-    assert abs(value(class_moment_loss, fake, real, mask, onehot) - expected) < 1e-5
+    assert abs(value(fake, real, mask, onehot, 3) - expected) < 1e-5
 
     # each class's fakes are the other class's real rows: the batch's moments are the real batch's, the classes'
     # are not
@@ -350,19 +358,20 @@ def test_class_moment_loss_is_the_mean_over_classes_of_the_moment_loss_within_ea
     real2, mask2 = real[:, :8] + 0.3 * even[None, :, None], np.ones((6, 8), np.float32)
     fake2 = real2.copy()
     fake2[:, even == 0], fake2[:, even == 1] = real2[:, even == 1], real2[:, even == 0]
-    assert value(moment_loss, fake2, real2, mask2) < 1e-5
-    assert value(class_moment_loss, fake2, real2, mask2, np.eye(2, dtype=np.float32)[even]) > 0.1
+    pooled = moment_loss(*(nn.Variable.from_numpy_array(x) for x in (fake2, mask2)), pooled_reference(real2, mask2))
+    pooled.forward()
+    assert float(pooled.d) < 1e-5
+    assert value(fake2, real2, mask2, np.eye(2, dtype=np.float32)[even], 2) > 0.1
 
 
 @pytest.mark.parametrize("fn", ["sequence_moments", "batch_moments", "step_change_moments"])
 def test_the_fused_terms_refuse_mismatched_shapes_by_name(fn):
     from gan_sru.ops import moments, pooled_moments
 
-    f, r = nn.Variable((6, 4, 3)), nn.Variable((6, 4, 2))
     name = {"sequence_moments": "SequenceMoments", "batch_moments": "BatchMoments",
             "step_change_moments": "StepChangeMoments"}[fn]
     module = moments if fn == "sequence_moments" else pooled_moments
-    with pytest.raises(ValueError, match=rf"{name} expects fake and real \(L, B, C\) and mask \(L, B\); got "
-                                         r"\[\(6, 4, 3\), \(6, 4, 2\), \(6, 4\)\]"):
-        getattr(module, fn)(f, r, nn.Variable((6, 4)))
+    with pytest.raises(ValueError, match=rf"{name} expects fake \(L, B, C\) and mask \(L, B\); got "
+                                         r"\[\(6, 4, 3\), \(6, 5\)\]"):
+        getattr(module, fn)(nn.Variable((6, 4, 3)), nn.Variable((6, 5)), None)
 

@@ -1,5 +1,5 @@
-"""The generator's extra loss terms, one interface: a discrepancy between statistics of the fake batch and of
-the real half of the same step, added to G's loss with the term's weight.
+"""The generator's extra loss terms, one interface: statistics of the real data computed once per bucket (the
+term's reference) and a discrepancy of the fake batch against them, added to G's loss with the term's weight.
 
     train:
       terms: [{name: moment, weight: 1.0}, {name: sequence_moment, weight: 1.0, lags: 4}]
@@ -8,6 +8,10 @@ A term registers under its name (`TERMS.register`), like the networks in gan_sru
 term in this package. `term_list(train_cfg)` turns `train.terms` into Term objects (older configs' *_loss keys
 become `train.terms` entries when the config is read: gan_sru/config/retired.py).
 """
+from typing import NamedTuple, Optional
+
+import numpy as np
+
 from gan_sru import ConfigError
 from gan_sru.config import retired
 from gan_sru.registry import Registry
@@ -15,9 +19,17 @@ from gan_sru.registry import Registry
 TERMS = Registry("generator term")
 
 
+class RealData(NamedTuple):
+    """The real sequences of one bucket that the terms' references are computed from (GanSteps.real_data)."""
+
+    x: np.ndarray  # (L, N, C), 0 at padded steps
+    mask: np.ndarray  # (L, N)
+    attrs: Optional[np.ndarray] = None  # (N, A) encoded attributes (conditional runs)
+
+
 class Term:
-    """One generator term. Subclasses set `name`, `options` ({option: default}) and define `discrepancy`;
-    `applies` where a bucket can go without it."""
+    """One generator term. Subclasses set `name`, `options` ({option: default}) and define `reference` and
+    `discrepancy`; `applies` where a bucket can go without it."""
 
     name = ""
     options = {}
@@ -34,9 +46,14 @@ class Term:
         """Whether the bucket of `length` (and the step graph `graph`) gets this term; True unless overridden."""
         return True
 
-    def discrepancy(self, graph):
-        """The term's value, a scalar nnabla Variable, for `graph` (a StepGraph: fake_g (L, B, C), real (L, B, C),
-        mask (L, B), moment_impl, attrs, cond)."""
+    def reference(self, data, graph):
+        """The term's statistics of the real data `data` (a RealData of the bucket), NumPy, computed once when
+        the bucket's step graph is built."""
+        raise NotImplementedError
+
+    def discrepancy(self, graph, reference):
+        """The term's value, a scalar nnabla Variable, for `graph` (a StepGraph: fake_g (L, B, C), mask (L, B),
+        moment_impl, attrs, cond) against `reference`."""
         raise NotImplementedError
 
     def __repr__(self):

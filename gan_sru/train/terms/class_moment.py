@@ -1,7 +1,9 @@
 """class_moment: the moment term within each class of the first categorical attribute (conditional runs only),
-fake rows against the real rows of the same class (losses.class_moment_loss)."""
+the fake rows made for a class against the real data of that class (losses.class_moment_loss)."""
 import nnabla.functions as F
+import numpy as np
 
+from gan_sru.ops.pooled_moments import pooled_reference
 from gan_sru.train.losses import class_moment_loss
 
 from . import TERMS, Term
@@ -14,7 +16,13 @@ class ClassMoment(Term):
     def applies(self, length, graph):
         return graph.attrs is not None and graph.cond.class_block() is not None
 
-    def discrepancy(self, graph):
+    def reference(self, data, graph):
         s, e = graph.cond.class_block()
-        onehot = F.slice(graph.attrs, start=(0, s), stop=(graph.real.shape[1], e))
-        return class_moment_loss(graph.fake_g, graph.real, graph.mask, onehot)
+        classes = np.asarray(data.attrs)[:, s:e].argmax(axis=1)
+        return [pooled_reference(data.x[:, classes == k], data.mask[:, classes == k]) if np.any(classes == k)
+                else None for k in range(e - s)]
+
+    def discrepancy(self, graph, reference):
+        s, e = graph.cond.class_block()
+        onehot = F.slice(graph.attrs, start=(0, s), stop=(graph.fake_g.shape[1], e))
+        return class_moment_loss(graph.fake_g, graph.mask, onehot, reference)

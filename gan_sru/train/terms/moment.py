@@ -1,5 +1,6 @@
-"""moment: the batch's per-feature means and stds, lag-0 feature correlations and lag-1 autocorrelations,
-fake against the real half of the same step (losses.moment_loss)."""
+"""moment: the per-feature means and stds, lag-0 feature correlations and lag-1 autocorrelations over every valid
+step, the fake batch's against the real data's (losses.moment_loss)."""
+from gan_sru.ops.pooled_moments import pooled_reference
 from gan_sru.train.losses import moment_loss
 
 from . import TERMS, Term
@@ -9,5 +10,8 @@ from . import TERMS, Term
 class Moment(Term):
     name = "moment"
 
-    def discrepancy(self, graph):
-        return moment_loss(graph.fake_g, graph.real, graph.mask, graph.moment_impl)
+    def reference(self, data, graph):
+        return pooled_reference(data.x, data.mask)
+
+    def discrepancy(self, graph, reference):
+        return moment_loss(graph.fake_g, graph.mask, reference, graph.moment_impl)

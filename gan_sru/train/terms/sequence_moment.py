@@ -1,6 +1,7 @@
 """sequence_moment: each sequence's own statistics (per-feature mean, std, autocorrelations at lags 1..`lags`,
 log magnitude spectrum, feature correlations; with `tails` also skewness and kurtosis), the fake batch's
-distribution of them against the real batch's (losses.sequence_moment_loss)."""
+distribution of them against the real data's (losses.sequence_moment_loss)."""
+from gan_sru.ops.moments import sequence_reference
 from gan_sru.train.losses import sequence_moment_loss
 
 from . import TERMS, Term
@@ -11,6 +12,9 @@ class SequenceMoment(Term):
     name = "sequence_moment"
     options = {"tails": False, "lags": 1}
 
-    def discrepancy(self, graph):
-        return sequence_moment_loss(graph.fake_g, graph.real, graph.mask, self.opts["tails"], graph.moment_impl,
+    def reference(self, data, graph):
+        return sequence_reference(data.x, data.mask, self.opts["tails"], self.opts["lags"])
+
+    def discrepancy(self, graph, reference):
+        return sequence_moment_loss(graph.fake_g, graph.mask, reference, self.opts["tails"], graph.moment_impl,
                                     self.opts["lags"])
