@@ -1,13 +1,12 @@
 """G's sequence-moment term (`gan_sru.train.losses.sequence_moment_loss`) as a fused function on the host, and
 the base of the fused moment terms (`HostMomentLoss`; the pooled ones are in gan_sru/ops/pooled_moments.py).
 
-The sequence term's plain-ops form costs about a third of a training step at 256 steps and 28 features
-(profiled: 361 ms of forward and backward at batch 64, where D's and G's recurrences together take less):
-nnabla's CPU elementwise
-ops run at about 15 ns per element, and the term is dozens of them over (B, L, C) arrays, for the real batch
-as well as the fake one. Here the same statistics and their gradient are a few NumPy array passes and
-matmuls. The plain-ops form stays the reference (`impl="ref"`, and on CUDA contexts, where this would copy to
-the host); the tests tie the two together and this gradient to finite differences.
+The sequence term's plain-ops form is dozens of nnabla CPU elementwise ops (about 15 ns per element) over
+(B, L, C) arrays: with the real batch's statistics also computed in every step, it cost about a third of a
+training step at 256 steps and 28 features (361 ms at batch 64, more than D's and G's recurrences together).
+Here the fake batch's statistics and their gradient are a few NumPy array passes and matmuls. The plain-ops
+form stays the reference (`impl="ref"`, and on CUDA contexts, where this would copy to the host); the tests
+tie the two together and this gradient to finite differences.
 
     ref = sequence_reference(x, m, tails)                 # the real data's, once: x (L, N, C), m (L, N)
     loss = sequence_moments(fake, mask, ref, tails)       # fake (L, B, C), mask (L, B) -> ()
