@@ -90,7 +90,8 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "moment_highway", "recipe_no_sequence_moment_highway", "recipe_no_sequence_moment_initial_state",
            "recipe_no_sequence_moment_pooled_stats", "recipe_no_sequence_moment_step_features",
            "recipe_no_sequence_moment_minibatch_std", "recipe_lr_cosine", "recipe_output_noise",
-           "recipe_no_sequence_moment_output_noise", "recipe_layer_norm", "recipe_no_sequence_moment_layer_norm")
+           "recipe_no_sequence_moment_output_noise", "recipe_layer_norm", "recipe_no_sequence_moment_layer_norm",
+           "recipe_batch_reference", "recipe_reference_every_sequence")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
@@ -316,7 +317,8 @@ def write(doc, stem):
     from gan_sru.files import atomic_write_text
 
     atomic_write_text(os.path.join(RESULTS, f"{stem}.json"), json.dumps(doc, indent=1) + "\n")
-    text = markdown(doc) + comparison(doc) + comparison(doc, "recipe_no_sequence_moment", "recipe")
+    text = markdown(doc) + comparison(doc) + comparison(doc, "recipe_no_sequence_moment", "recipe") + \
+        comparison(doc, "recipe_batch_reference", "recipe")
     atomic_write_text(os.path.join(RESULTS, f"{stem}.md"), f"# Ablation ({doc['command']})\n\n" + text)
     picture(doc, os.path.join(RESULTS, f"{stem}.png"))
     return text
