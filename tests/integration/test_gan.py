@@ -376,6 +376,27 @@ def test_extra_g_terms_enter_the_g_loss_only(tmp_path, name, config, extra):
     assert d1 == pytest.approx(d0, rel=1e-6) and g1 > g0 + 1e-4, losses
 
 
+def test_class_moment_references_are_each_classs_own_moments(tmp_path):
+    """Per class of the bucket's training sequences, the pooled mean and std of that class's valid steps."""
+    cfg = load_config("configs/sines_classes.yaml", COND_TINY + [f"run_dir={tmp_path}",
+                                                                   "train.terms=[{name: class_moment, weight: 1}]"])
+    steps = make_steps(cfg, "detached")
+    L = steps.spec.boundaries[-1]
+    g, real = steps.graph_for(L), steps.real_data(L)
+    s, e = steps.cond.class_block()
+    classes = real.attrs[:, s:e].argmax(axis=1)
+    (refs,) = g.references
+    assert len(refs) == e - s and len(set(classes)) >= 2
+    for k, ref in enumerate(refs):
+        rows = classes == k
+        if not rows.any():
+            assert ref is None
+            continue
+        v = real.x[:, rows][real.mask[:, rows].astype(bool)].astype(np.float64)  # (valid steps, C)
+        np.testing.assert_allclose(ref[0], v.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(ref[1], v.std(0), rtol=1e-5)
+
+
 def test_train_sequence_moment_lags_reach_the_sequence_term(tmp_path):
     """Same parameters, batch and noise: lags 2-6 add to G's sequence term and leave D's loss alone."""
     losses = {}
