@@ -158,3 +158,16 @@ def test_a_term_is_zero_for_the_data_itself_and_the_step_graph_needs_the_data():
     with pytest.raises(ValueError, match=r"StepGraph: the generator's terms need the bucket's real data"):
         StepGraph(steps.cfg, L, 16, 2, L, "detached", terms=steps.terms)
     assert RealData(real.x, real.mask).attrs is None
+
+
+def test_a_term_without_a_reference_or_a_discrepancy_cannot_be_made():
+    from gan_sru.train.terms import Term
+
+    class NoReference(Term):
+        name = "no_reference"
+
+        def discrepancy(self, graph, reference):
+            return None
+
+    with pytest.raises(TypeError, match="abstract method.*reference"):
+        NoReference(1.0)

@@ -8,6 +8,7 @@ A term registers under its name (`TERMS.register`), like the networks in gan_sru
 term in this package. `term_list(train_cfg)` turns `train.terms` into Term objects (older configs' *_loss keys
 become `train.terms` entries when the config is read: gan_sru/config/retired.py).
 """
+from abc import ABC, abstractmethod
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -27,7 +28,7 @@ class RealData(NamedTuple):
     attrs: Optional[np.ndarray] = None  # (N, A) encoded attributes (conditional runs)
 
 
-class Term:
+class Term(ABC):
     """One generator term. Subclasses set `name`, `options` ({option: default}) and define `reference` and
     `discrepancy`; `applies` where a bucket can go without it."""
 
@@ -46,15 +47,15 @@ class Term:
         """Whether the bucket of `length` (and the step graph `graph`) gets this term; True unless overridden."""
         return True
 
+    @abstractmethod
     def reference(self, data, graph):
         """The term's statistics of the real data `data` (a RealData of the bucket), NumPy, computed once when
         the bucket's step graph is built."""
-        raise NotImplementedError
 
+    @abstractmethod
     def discrepancy(self, graph, reference):
         """The term's value, a scalar nnabla Variable, for `graph` (a StepGraph: fake_g (L, B, C), mask (L, B),
         moment_impl, attrs, cond) against `reference`."""
-        raise NotImplementedError
 
     def __repr__(self):
         return f"{type(self).__name__}(weight={self.weight}, {self.opts})"
