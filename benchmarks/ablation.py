@@ -75,6 +75,9 @@ VARIANTS = {
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
     "recipe_lr_half": ["train.g_lr=0.0005", "train.d_lr=0.0005"],
     "recipe_lr_double": ["train.g_lr=0.002", "train.d_lr=0.002"],
+    "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
+    "recipe_n_critic_2": ["train.n_critic=2"],  # two D updates per G update
+    "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
