@@ -78,6 +78,10 @@ VARIANTS = {
     "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
     "recipe_n_critic_2": ["train.n_critic=2"],  # two D updates per G update
     "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
+    "recipe_hinge": ["train.loss=hinge"],
+    "recipe_least_squares": ["train.loss=least_squares"],
+    "recipe_d_conv1d": ["model.discriminator.name=conv1d"],
+    "recipe_dropout": ["model.generator.dropout=0.1"],  # between the generator's SRU layers
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
