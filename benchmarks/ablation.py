@@ -80,6 +80,7 @@ VARIANTS = {
     "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
     "recipe_hinge": ["train.loss=hinge"],
     "recipe_least_squares": ["train.loss=least_squares"],
+    "recipe_wasserstein": ["train.loss=wasserstein"],  # with D's weights clipped to train.weight_clip
     "recipe_d_conv1d": ["model.discriminator.name=conv1d"],
     "recipe_dropout": ["model.generator.dropout=0.1"],  # between the generator's SRU layers
     "recipe_no_sequence_moment": OLD_RECIPE,
