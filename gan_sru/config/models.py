@@ -20,7 +20,6 @@ from typing_extensions import Annotated
 from gan_sru.registry import (
     DISCRIMINATORS,
     GENERATORS,
-    LOSSES,
     OUTPUT_ACTIVATIONS,
     STRATEGIES,
     Registry,
@@ -250,7 +249,6 @@ class TrainConfig(Section):
     terms: Optional[Terms] = key(None, "the generator's extra loss terms, each {name, weight, options}; null: "
                                        "from the recipe")
     batch_size: int = key(128, "sequences per batch", ge=1)
-    loss: Literal[LOSSES] = key("non_saturating", "GAN loss")
     strategy: Literal[STRATEGIES] = key("detached", "how the fake batch is shared by the D and G steps")
     n_critic: int = key(1, "discriminator updates per generator update", ge=1)
     g_lr: float = key(0.001, "generator Adam learning rate", gt=0)
@@ -261,7 +259,6 @@ class TrainConfig(Section):
     g_ema_rampup: Optional[float] = key(None, "cap the average's half-life at this fraction of the updates so far; "
                                               "null: off", gt=0)
     grad_clip: Optional[float] = key(None, "clip gradients to this global norm; null: no clipping", gt=0)
-    weight_clip: float = key(0.01, "wasserstein only: clip D weights to [-c, c]", gt=0)
     gumbel_tau_start: float = key(1.0, "categorical features: Gumbel-softmax temperature at step 0", gt=0)
     gumbel_tau_end: float = key(0.3, "categorical features: temperature at train.steps (exponential decay)", gt=0)
     attribute_loss_weight: float = key(1.0, "runs with data.attributes: weight of the auxiliary attribute "

@@ -4,7 +4,7 @@ Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are tr
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
 learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
 docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
-docs/results/2026-11-29-score-noise.md): a
+docs/results/2026-11-29-score-noise.md; the other GAN losses: docs/results/2026-11-29-optimizer.md): a
 config holding one at its inert value reads as without it; at any other value it is refused, naming the key,
 unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not
 affect; the generator's removed options shape its graph, so a run trained with one is refused even then.
@@ -15,6 +15,7 @@ RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
 SETTLE_PAGE = "docs/results/2026-11-29-settling.md"
 OUTPUT_NOISE_PAGE = "docs/results/2026-11-29-output-noise.md"
 SCORE_NOISE_PAGE = "docs/results/2026-11-29-score-noise.md"
+OPTIMIZER_PAGE = "docs/results/2026-11-29-optimizer.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -51,11 +52,14 @@ REMOVED = {
     "model.discriminator.step_features": False,
     "model.discriminator.step_window": 2,
     "model.discriminator.minibatch_std": 0,
+    "train.loss": "non_saturating",
+    "train.weight_clip": 0.01,
     **LR_SCHEDULE,
 }
 # removed key -> its results page, where not RESULTS_PAGE
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE,
-         "model.generator.layer_norm": SCORE_NOISE_PAGE}
+         "model.generator.layer_norm": SCORE_NOISE_PAGE, "train.loss": OPTIMIZER_PAGE,
+         "train.weight_clip": OPTIMIZER_PAGE}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
                   "model.generator.output_noise_dim", "model.generator.layer_norm")  # change what G computes
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")

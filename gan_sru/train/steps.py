@@ -3,7 +3,6 @@ import contextlib
 import math
 
 import nnabla as nn
-import nnabla.functions as F
 import nnabla.solvers as S
 import numpy as np
 
@@ -220,10 +219,6 @@ class GanSteps:
         g.d_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
         g.d_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
         self._update(self.solver_d, self.d_params)
-        if self.tcfg.loss == "wasserstein":
-            c = self.tcfg.weight_clip
-            for p in self.d_params.values():
-                p.data.copy_from(F.clip_by_value(p.data, -c, c))
 
     def g_step(self, g):
         """G update; returns (d_loss, g_loss, stop), the means over the ranks (the losses of the global batch;

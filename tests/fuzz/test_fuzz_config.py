@@ -20,7 +20,7 @@ YAML_BITS = st.sampled_from([":", "- ", "[", "]", "{", "}", "#", "&a", "*a", "!!
                              "no", ".inf", ".nan", "1e-3", "0x1F", "0o7", "1_0", "2001-13-45", "._", "1:30",
                              "<<: *a", "? ", "---", "...", "\x00", "\ufeff", "é", "&a [*a]", "999999999999999999999"])
 SCALARS = st.one_of(st.sampled_from(["null", "true", "~", ".inf", "-.inf", ".nan", "[1, 2]", "{a: 1}", "1e-3", "1e400",
-                                     "0x1F", "2001-12-14", "!!int x", "'quoted'", "sru", "hinge", "file", "x.csv",
+                                     "0x1F", "2001-12-14", "!!int x", "'quoted'", "sru", "detached", "file", "x.csv",
                                      "-1", "0", "4294967296", "100000", "[a, a]", "[]", "*undefined", "/dev/zero",
                                      "../x", ""]),
                     st.integers(-10**30, 10**30).map(str), st.floats().map(str), st.text(text_chars, max_size=8))

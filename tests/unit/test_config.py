@@ -94,7 +94,7 @@ def test_schema_markdown_lists_every_key():
     assert table.startswith("| key | type | default | allowed | meaning |")
     for key in SCHEMA:
         assert f"| `{key}` |" in table
-    assert "`non_saturating` \\| `hinge`" in table
+    assert "`detached` \\| `linked` \\| `recompute`" in table
     assert len(table.strip().splitlines()) == len(SCHEMA) + 2
 
 
@@ -242,8 +242,8 @@ def test_out_of_range_refused(tmp_path, text, pattern):
 
 
 @pytest.mark.parametrize("text, pattern", [
-    ("train:\n  loss: hinge2\n", r"train.loss: got 'hinge2' \(str\); expected one of 'non_saturating', "
-                                  r"'hinge', 'least_squares', 'wasserstein' \(did you mean 'hinge'\?\)"),
+    ("train:\n  strategy: detach\n", r"train.strategy: got 'detach' \(str\); expected one of 'detached', "
+                                      r"'linked', 'recompute' \(did you mean 'detached'\?\)"),
     ("data:\n  source: sine\n", r"data.source: got 'sine'.*did you mean 'sines'\?"),
     ("model:\n  discriminator:\n    name: lstm\n",
      r"discriminator.name: got 'lstm' \(str\); expected one of 'sru_bi', 'conv1d'$"),
@@ -338,7 +338,7 @@ def test_schema_table_is_derived_from_the_models():
     assert SCHEMA["data.holdout_fraction"][:3] == ("float", 0.1, "[0, 1)")
     assert SCHEMA["model.generator.noise_dim"].kind == "int?"
     assert SCHEMA["data.attributes"].kind == "list[str]?" and SCHEMA["train.terms"].kind == "list[dict]?"
-    assert SCHEMA["train.loss"].allowed == ("non_saturating", "hinge", "least_squares", "wasserstein")
+    assert SCHEMA["train.strategy"].allowed == ("detached", "linked", "recompute")
     assert all(f.doc and "\n" not in f.doc for f in SCHEMA.values())
     for key, field in SCHEMA.items():  # a default is itself a valid value
         assert resolve_config({key: field.default}) == load_config(None), key

@@ -69,7 +69,7 @@ YAML_BITS = st.sampled_from([":", "- ", "[", "]", "{", "}", "#", "&a", "*a", "!!
                              "1:30", "<<: *a", "? ", "---", "...", "\x00", "\ufeff", "é"])
 SCALARS = st.one_of(st.sampled_from(["null", "true", "~", ".inf", "-.inf", ".nan", "[1, 2]", "[0.5,0.9]",
                                      "{a: 1}", "1e-3", "1e400", "0x1F", "2001-13-45", "2001-12-14", "._",
-                                     "!!int x", "!!float y", "!!timestamp 1", "'quoted'", "sru", "hinge",
+                                     "!!int x", "!!float y", "!!timestamp 1", "'quoted'", "sru", "detached",
                                      "file", "x.csv", "-1", "0", "[a, a]", "[]", "*undefined"]),
                     st.integers(-10**30, 10**30).map(str),
                     st.floats().map(str),

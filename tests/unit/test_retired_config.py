@@ -96,6 +96,18 @@ def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
     assert "layer_norm" not in inert.model.generator
 
 
+@pytest.mark.parametrize("key, value", [("train.loss", "hinge"), ("train.loss", "wasserstein"),
+                                        ("train.weight_clip", "0.05")])
+def test_the_removed_gan_losses_name_their_own_results_page(tmp_path, key, value):
+    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
+              r"2026-11-29-optimizer.md\); remove the key"
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
+        load_config(write(tmp_path, nested(key, value)))
+    inert = load_config(write(tmp_path, nested("train.loss", "non_saturating") + "  weight_clip: 0.01\n"))
+    assert "loss" not in inert.train and "weight_clip" not in inert.train
+    assert load_config(write(tmp_path, nested(key, value)), removed="drop").train == load_config(None).train
+
+
 @pytest.mark.parametrize("key, value", [("model.generator.initial_state", "true"),
                                         ("model.generator.highway_bias", "2.0"),
                                         ("model.generator.output_noise_dim", "null"),
