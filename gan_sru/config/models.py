@@ -218,7 +218,7 @@ class DiscriminatorConfig(Section):
     """model.discriminator: the discriminator network."""
 
     name: Annotated[str, Registered(DISCRIMINATORS)] = key(
-        "sru_bi", "bidirectional SRU or 1-D convolutions over time (gan_sru/models/discriminators.py)")
+        "sru_bi", "bidirectional SRU, or a network you register (gan_sru/models/discriminators.py)")
     hidden_size: Optional[int] = key(None, "sru_bi: hidden size per direction; null: from the data", ge=1)
     projection: bool = key(False, "runs with data.attributes: projection discriminator instead of attributes "
                                   "joined to every step")
@@ -226,8 +226,6 @@ class DiscriminatorConfig(Section):
     num_layers: int = key(1, "stacked layers", ge=1)
     identity_skip: bool = key(False, "sru_bi: layers after the first take their skip input from their input, "
                                      "as the official SRU does")
-    channels: int = key(64, "conv1d: channels per layer", ge=1)
-    kernel_size: int = key(5, "conv1d: kernel size over time", ge=1)
 
 
 class ModelConfig(Section):

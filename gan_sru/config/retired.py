@@ -4,10 +4,11 @@ Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are tr
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
 learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
 docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
-docs/results/2026-11-29-score-noise.md; the other GAN losses: docs/results/2026-11-29-optimizer.md): a
-config holding one at its inert value reads as without it; at any other value it is refused, naming the key,
-unless the caller reads a trained run folder only to sample from it (`removed="drop"`), which they do not
-affect; the generator's removed options shape its graph, so a run trained with one is refused even then.
+docs/results/2026-11-29-score-noise.md; the other GAN losses and the conv1d discriminator:
+docs/results/2026-11-29-optimizer.md): a config holding one at its inert value reads as without it; at any
+other value it is refused, naming the key, unless the caller reads a trained run folder only to sample from it
+(`removed="drop"`), which they do not affect; the generator's removed options shape its graph, so a run
+trained with one is refused even then.
 """
 from gan_sru import ConfigError
 
@@ -52,6 +53,8 @@ REMOVED = {
     "model.discriminator.step_features": False,
     "model.discriminator.step_window": 2,
     "model.discriminator.minibatch_std": 0,
+    "model.discriminator.channels": 64,
+    "model.discriminator.kernel_size": 5,
     "train.loss": "non_saturating",
     "train.weight_clip": 0.01,
     **LR_SCHEDULE,
@@ -59,9 +62,12 @@ REMOVED = {
 # removed key -> its results page, where not RESULTS_PAGE
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE,
          "model.generator.layer_norm": SCORE_NOISE_PAGE, "train.loss": OPTIMIZER_PAGE,
+         "model.discriminator.channels": OPTIMIZER_PAGE, "model.discriminator.kernel_size": OPTIMIZER_PAGE,
          "train.weight_clip": OPTIMIZER_PAGE}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
                   "model.generator.output_noise_dim", "model.generator.layer_norm")  # change what G computes
+# a kept key's removed value -> the value a run folder read to sample from takes instead
+REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 
 KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED)
@@ -83,6 +89,12 @@ def translate(flat, origins, removed="refuse"):
                    "remove the key")
             raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {flat[key]!r}: this option was removed: it "
                               f"did not improve the scores on real data ({PAGES.get(key, RESULTS_PAGE)}); {fix}")
+    for (key, value), instead in REMOVED_VALUES.items():
+        if flat.get(key) == value:
+            if removed != "drop":
+                raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {value!r}: this option was removed: it "
+                                  f"did not improve the scores on real data ({OPTIMIZER_PAGE}); use {instead!r}")
+            out[key] = instead  # sampling never builds the discriminator
     old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
     if not old:
         return out

@@ -1,7 +1,6 @@
 """Discriminators: sequences (L, B, C) + mask (L, B) -> one logit per sequence (B, 1)."""
 import nnabla as nn
 import nnabla.functions as F
-import nnabla.parametric_functions as PF
 import numpy as np
 
 from gan_sru.ops.matmul import affine, matmul
@@ -39,22 +38,4 @@ def sru_bi_discriminator(dcfg, seqs, mask, train=True, features=False):
                         c_last.shape[1:])
         parts = [_mean_over_valid_steps(h, mask), F.tanh(top)]
         return _head(F.concatenate(*parts, axis=1), dcfg["hidden_size"], features)
-
-
-@DISCRIMINATORS.register("conv1d")
-def conv1d_discriminator(dcfg, seqs, mask, train=True, features=False):
-    """1-D convolutions over time (same padding, leaky ReLU, padding re-zeroed) -> masked mean -> MLP head."""
-    L, B, C = seqs.shape
-    m = F.reshape(F.transpose(mask, (1, 0)), (B, 1, L))
-    x = F.transpose(seqs, (1, 2, 0))  # (B, C, L)
-    k = dcfg["kernel_size"]
-    mc = F.broadcast(m, (B, dcfg["channels"], L))  # once: a broadcasting multiply per layer is slow on CPU
-    with nn.parameter_scope("discriminator"):
-        for layer in range(dcfg["num_layers"]):
-            x = PF.convolution(x, dcfg["channels"], (k,), pad=(k // 2,), name=f"conv{layer}")
-            if k % 2 == 0:  # an even kernel with pad k//2 gives L + 1 steps
-                x = F.slice(x, stop=(B, dcfg["channels"], L))
-            x = F.leaky_relu(x, 0.2) * mc
-        feats = F.sum(x, axis=2) / F.reshape(F.sum(m, axis=2), (B, 1))
-        return _head(feats, dcfg["channels"], features)
 

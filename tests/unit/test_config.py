@@ -246,7 +246,7 @@ def test_out_of_range_refused(tmp_path, text, pattern):
                                       r"'linked', 'recompute' \(did you mean 'detached'\?\)"),
     ("data:\n  source: sine\n", r"data.source: got 'sine'.*did you mean 'sines'\?"),
     ("model:\n  discriminator:\n    name: lstm\n",
-     r"discriminator.name: got 'lstm' \(str\); expected one of 'sru_bi', 'conv1d'$"),
+     r"discriminator.name: got 'lstm' \(str\); expected one of 'sru_bi'$"),
 ])
 def test_bad_choices_refused(tmp_path, text, pattern):
     refused(tmp_path, text, pattern)

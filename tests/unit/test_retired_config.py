@@ -108,6 +108,18 @@ def test_the_removed_gan_losses_name_their_own_results_page(tmp_path, key, value
     assert load_config(write(tmp_path, nested(key, value)), removed="drop").train == load_config(None).train
 
 
+def test_the_removed_conv1d_discriminator_is_refused_to_train_and_ignored_to_sample(tmp_path):
+    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
+              r"2026-11-29-optimizer.md\)"
+    path = write(tmp_path, nested("model.discriminator.name", "conv1d", "kernel_size: 7"))
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: model.discriminator.kernel_size: 7: {message}; remove the key"):
+        load_config(path)
+    path = write(tmp_path, nested("model.discriminator.name", "conv1d"))
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: model.discriminator.name: 'conv1d': {message}; use 'sru_bi'"):
+        load_config(path)
+    assert load_config(path, removed="drop").model.discriminator == load_config(None).model.discriminator
+
+
 @pytest.mark.parametrize("key, value", [("model.generator.initial_state", "true"),
                                         ("model.generator.highway_bias", "2.0"),
                                         ("model.generator.output_noise_dim", "null"),
