@@ -4,7 +4,7 @@ Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are tr
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
 learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
 docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
-docs/results/2026-11-29-score-noise.md; the other GAN losses and the conv1d discriminator:
+docs/results/2026-11-29-score-noise.md; the other GAN losses, the conv1d discriminator and dropout:
 docs/results/2026-11-29-optimizer.md): a config holding one at its inert value reads as without it; at any
 other value it is refused, naming the key, unless the caller reads a trained run folder only to sample from it
 (`removed="drop"`), which they do not affect; the generator's removed options shape its graph, so a run
@@ -53,6 +53,7 @@ REMOVED = {
     "model.discriminator.step_features": False,
     "model.discriminator.step_window": 2,
     "model.discriminator.minibatch_std": 0,
+    "model.generator.dropout": 0.0,
     "model.discriminator.channels": 64,
     "model.discriminator.kernel_size": 5,
     "train.loss": "non_saturating",
@@ -60,10 +61,10 @@ REMOVED = {
     **LR_SCHEDULE,
 }
 # removed key -> its results page, where not RESULTS_PAGE
-PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE,
-         "model.generator.layer_norm": SCORE_NOISE_PAGE, "train.loss": OPTIMIZER_PAGE,
-         "model.discriminator.channels": OPTIMIZER_PAGE, "model.discriminator.kernel_size": OPTIMIZER_PAGE,
-         "train.weight_clip": OPTIMIZER_PAGE}
+OPTIMIZER_KEYS = ("train.loss", "train.weight_clip", "model.generator.dropout", "model.discriminator.channels",
+                  "model.discriminator.kernel_size")
+PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
+         "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE, "model.generator.layer_norm": SCORE_NOISE_PAGE}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
                   "model.generator.output_noise_dim", "model.generator.layer_norm")  # change what G computes
 # a kept key's removed value -> the value a run folder read to sample from takes instead

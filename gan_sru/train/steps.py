@@ -21,7 +21,6 @@ _REFERENCE_STREAM = 11  # the terms' reference sample's
 # the terms' references come from at most this many sequences per bucket: their statistics' sampling error is
 # a 45th of the data's spread, a quarter of a batch of 128's
 REFERENCE_SEQUENCES = 2048
-_DROPOUT_STREAM = 0xD70
 
 
 class StepObserver:
@@ -33,12 +32,6 @@ class StepObserver:
 
     def phase(self, name):
         return contextlib.nullcontext()
-
-
-def dropout_seed(seed, step):
-    """The seed of nnabla's global RNG (what F.dropout draws its masks from) for one step: a pure function of
-    (seed, step), so a resumed run draws the same masks as an uninterrupted one."""
-    return int(np.random.SeedSequence([seed, step, _DROPOUT_STREAM]).generate_state(1)[0] & 0x7FFFFFFF)
 
 
 def clip_global_norm(solver, params, max_norm):
@@ -156,7 +149,6 @@ class GanSteps:
         `self.observer.phase(name)` wraps each phase ("g_forward", "d_step", "g_step", and "g_backward"
         within the detached "g_step"). In the linked strategy G's forward is part of "d_step".
         """
-        nn.seed(dropout_seed(self.cfg.seed, step))
         obs = self.observer
         for k in range(self.tcfg.n_critic):
             batch, noise = self.inputs(step, k)

@@ -10,7 +10,7 @@ from gan_sru.networks import sample_noise
 
 L, B, C = 9, 4, 3
 GCFG = dict(name="sru", noise_dim=3, static_noise_dim=2, time_feature=True, hidden_size=6,
-            num_layers=2, bidirectional=False, weight_c=False, dropout=0.0, oscillators=False,
+            num_layers=2, bidirectional=False, weight_c=False, oscillators=False,
             output_activation="identity")
 
 
