@@ -4,7 +4,7 @@ Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are tr
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
 learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
 docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
-docs/results/2026-11-29-score-noise.md; the other GAN losses, the conv1d discriminator and dropout:
+docs/results/2026-11-29-score-noise.md; the hinge and Wasserstein losses, the conv1d discriminator, dropout:
 docs/results/2026-11-29-optimizer.md): a config holding one at its inert value reads as without it; at any
 other value it is refused, naming the key, unless the caller reads a trained run folder only to sample from it
 (`removed="drop"`), which they do not affect; the generator's removed options shape its graph, so a run
@@ -56,19 +56,19 @@ REMOVED = {
     "model.generator.dropout": 0.0,
     "model.discriminator.channels": 64,
     "model.discriminator.kernel_size": 5,
-    "train.loss": "non_saturating",
     "train.weight_clip": 0.01,
     **LR_SCHEDULE,
 }
 # removed key -> its results page, where not RESULTS_PAGE
-OPTIMIZER_KEYS = ("train.loss", "train.weight_clip", "model.generator.dropout", "model.discriminator.channels",
+OPTIMIZER_KEYS = ("train.weight_clip", "model.generator.dropout", "model.discriminator.channels",
                   "model.discriminator.kernel_size")
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
          "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE, "model.generator.layer_norm": SCORE_NOISE_PAGE}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
                   "model.generator.output_noise_dim", "model.generator.layer_norm")  # change what G computes
 # a kept key's removed value -> the value a run folder read to sample from takes instead
-REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
+REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi", ("train.loss", "hinge"): "non_saturating",
+                  ("train.loss", "wasserstein"): "non_saturating"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 
 KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED)
@@ -95,7 +95,7 @@ def translate(flat, origins, removed="refuse"):
             if removed != "drop":
                 raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {value!r}: this option was removed: it "
                                   f"did not improve the scores on real data ({OPTIMIZER_PAGE}); use {instead!r}")
-            out[key] = instead  # sampling never builds the discriminator
+            out[key] = instead  # sampling builds neither the discriminator nor the losses
     old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
     if not old:
         return out

@@ -3,16 +3,26 @@ import nnabla as nn
 import nnabla.functions as F
 import numpy as np
 
-
-def d_loss_fn(d_real, d_fake):
-    """Discriminator loss from logits (B, 1) of real and fake sequences: the logistic loss. The hinge,
-    least-squares and Wasserstein losses scored no better on real data (docs/results/2026-11-29-optimizer.md)."""
-    return F.mean(F.softplus(-d_real)) + F.mean(F.softplus(d_fake))
+from gan_sru.registry import LOSSES
 
 
-def g_loss_fn(d_fake):
-    """Generator loss from the discriminator's logits (B, 1) of fake sequences: the non-saturating form."""
-    return F.mean(F.softplus(-d_fake))
+def d_loss_fn(kind, d_real, d_fake):
+    """Discriminator loss from logits (B, 1) of real and fake sequences: logistic or least squares (LSGAN).
+    The hinge and Wasserstein losses scored worse on real data (docs/results/2026-11-29-optimizer.md)."""
+    if kind == "non_saturating":
+        return F.mean(F.softplus(-d_real)) + F.mean(F.softplus(d_fake))
+    if kind == "least_squares":
+        return 0.5 * (F.mean(F.squared_error(d_real, F.constant(1.0, d_real.shape))) + F.mean(d_fake * d_fake))
+    raise ValueError(f"unknown loss {kind!r}; expected one of {LOSSES}")
+
+
+def g_loss_fn(kind, d_fake):
+    """Generator loss from the discriminator's logits (B, 1) of fake sequences."""
+    if kind == "non_saturating":
+        return F.mean(F.softplus(-d_fake))
+    if kind == "least_squares":
+        return 0.5 * F.mean(F.squared_error(d_fake, F.constant(1.0, d_fake.shape)))
+    raise ValueError(f"unknown loss {kind!r}; expected one of {LOSSES}")
 
 
 def _fused(impl):
