@@ -59,7 +59,8 @@ def _terms(*names, **options):
 # variant -> its --set overrides. The recipe (gan_sru/recipe.py) with nothing set, without each of its parts
 # or with one option added; the recipe before sequence_moment joined it (recipe_no_sequence_moment...); the
 # plain defaults, and with one term or option. Terms and options that the grids removed from the project
-# (2026-11-28; the learning-rate schedule, the output noise and layer_norm, 2026-11-29) stay in REMOVED, so
+# (2026-11-28; the learning-rate schedule, the output noise, layer_norm, the hinge and Wasserstein losses,
+# the conv1d discriminator and dropout, 2026-11-29) stay in REMOVED, so
 # the table still names their rows.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
@@ -78,11 +79,7 @@ VARIANTS = {
     "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
     "recipe_n_critic_2": ["train.n_critic=2"],  # two D updates per G update
     "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
-    "recipe_hinge": ["train.loss=hinge"],
     "recipe_least_squares": ["train.loss=least_squares"],
-    "recipe_wasserstein": ["train.loss=wasserstein"],  # with D's weights clipped to train.weight_clip
-    "recipe_d_conv1d": ["model.discriminator.name=conv1d"],
-    "recipe_dropout": ["model.generator.dropout=0.1"],  # between the generator's SRU layers
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -99,7 +96,8 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_no_sequence_moment_pooled_stats", "recipe_no_sequence_moment_step_features",
            "recipe_no_sequence_moment_minibatch_std", "recipe_lr_cosine", "recipe_output_noise",
            "recipe_no_sequence_moment_output_noise", "recipe_layer_norm", "recipe_no_sequence_moment_layer_norm",
-           "recipe_batch_reference", "recipe_reference_every_sequence")
+           "recipe_batch_reference", "recipe_reference_every_sequence", "recipe_hinge", "recipe_wasserstein",
+           "recipe_d_conv1d", "recipe_dropout")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
