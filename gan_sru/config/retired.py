@@ -79,6 +79,11 @@ def removed_term_error(name, where):
                        f"data ({RESULTS_PAGE}); remove it from train.terms")
 
 
+def _removed_error(where, key, value, page, fix):
+    return ConfigError(f"{where}: {key}: {value!r}: this option was removed: it did not improve the scores on real "
+                       f"data ({page}); {fix}")
+
+
 def translate(flat, origins, removed="refuse"):
     """{dotted key: value} with the keys of KEYS replaced: old term weights (and their options) become a
     train.terms list, removed keys at their inert value are dropped, at another value refused (or dropped with
@@ -88,13 +93,11 @@ def translate(flat, origins, removed="refuse"):
         if key in flat and flat[key] != REMOVED[key] and (removed != "drop" or key in GENERATOR_KEYS):
             fix = ("a run trained with it cannot be sampled by this version" if removed == "drop" else
                    "remove the key")
-            raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {flat[key]!r}: this option was removed: it "
-                              f"did not improve the scores on real data ({PAGES.get(key, RESULTS_PAGE)}); {fix}")
+            raise _removed_error(origins.get(key, "<config>"), key, flat[key], PAGES.get(key, RESULTS_PAGE), fix)
     for (key, value), instead in REMOVED_VALUES.items():
         if flat.get(key) == value:
             if removed != "drop":
-                raise ConfigError(f"{origins.get(key, '<config>')}: {key}: {value!r}: this option was removed: it "
-                                  f"did not improve the scores on real data ({OPTIMIZER_PAGE}); use {instead!r}")
+                raise _removed_error(origins.get(key, "<config>"), key, value, OPTIMIZER_PAGE, f"use {instead!r}")
             out[key] = instead  # sampling builds neither the discriminator nor the losses
     old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
     if not old:

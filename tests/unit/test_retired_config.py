@@ -1,14 +1,13 @@
 """Keys of earlier versions in a config (gan_sru/config/retired.py): the kept terms' weight keys become
 train.terms entries; removed options are dropped at their inert value and refused, naming the key, at another
 (or dropped, for a run folder read to sample from)."""
+import re
+
 import pytest
 
 from gan_sru import ConfigError
 from gan_sru.config import load_config, retired
 from gan_sru.train.terms import term_list
-
-REMOVED_MESSAGE = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
-                  r"2026-11-28-recipe.md\); remove the key"
 
 
 def nested(key, value, extra=""):
@@ -17,6 +16,15 @@ def nested(key, value, extra=""):
     text = "".join(f"{'  ' * i}{name}:\n" for i, name in enumerate(sections))
     pad = "  " * len(sections)
     return text + f"{pad}{leaf}: {value}\n" + "".join(f"{pad}{line}\n" for line in extra.splitlines())
+
+
+def removed_message(page):
+    """The refusal's text for an option removed with the results page docs/results/`page`, as a pattern."""
+    return (r"this option was removed: it did not improve the scores on real data \(docs/results/" + re.escape(page)
+            + r"\)")
+
+
+REMOVED_MESSAGE = removed_message("2026-11-28-recipe.md") + "; remove the key"
 
 
 def write(tmp_path, text):
@@ -72,24 +80,21 @@ def test_a_removed_key_at_another_value_is_refused_naming_it(tmp_path, key, valu
 
 @pytest.mark.parametrize("key, value", [("train.lr_schedule", "cosine"), ("train.lr_end_factor", "0.05")])
 def test_the_removed_learning_rate_schedule_names_its_own_results_page(tmp_path, key, value):
-    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
-              r"2026-11-29-settling.md\); remove the key"
+    message = removed_message("2026-11-29-settling.md") + "; remove the key"
     with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
         load_config(write(tmp_path, nested(key, value)))
     assert "lr_schedule" not in load_config(None).train  # the key is gone, not off
 
 
 def test_the_removed_output_noise_names_its_own_results_page(tmp_path):
-    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
-              r"2026-11-29-output-noise.md\); remove the key"
+    message = removed_message("2026-11-29-output-noise.md") + "; remove the key"
     with pytest.raises(ConfigError, match=rf"cfg.yaml: model.generator.output_noise_dim: None: {message}"):
         load_config(write(tmp_path, nested("model.generator.output_noise_dim", "null")))
     assert "output_noise_dim" not in load_config(None).model.generator
 
 
 def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
-    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
-              r"2026-11-29-score-noise.md\); remove the key"
+    message = removed_message("2026-11-29-score-noise.md") + "; remove the key"
     with pytest.raises(ConfigError, match=rf"cfg.yaml: model.generator.layer_norm: True: {message}"):
         load_config(write(tmp_path, nested("model.generator.layer_norm", "true")))
     inert = load_config(write(tmp_path, nested("model.generator.layer_norm", "false")))
@@ -98,8 +103,7 @@ def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
 
 @pytest.mark.parametrize("key, value", [("train.weight_clip", "0.05"), ("model.generator.dropout", "0.1")])
 def test_the_removed_weight_clip_and_dropout_name_their_own_results_page(tmp_path, key, value):
-    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
-              r"2026-11-29-optimizer.md\); remove the key"
+    message = removed_message("2026-11-29-optimizer.md") + "; remove the key"
     with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
         load_config(write(tmp_path, nested(key, value)))
     inert = load_config(write(tmp_path, nested("train.weight_clip", "0.01")))
@@ -110,17 +114,15 @@ def test_the_removed_weight_clip_and_dropout_name_their_own_results_page(tmp_pat
 @pytest.mark.parametrize("value", ["hinge", "wasserstein"])
 def test_the_removed_losses_are_refused_to_train_and_ignored_to_sample(tmp_path, value):
     path = write(tmp_path, nested("train.loss", value))
-    with pytest.raises(ConfigError, match=rf"cfg.yaml: train.loss: '{value}': this option was removed: it did not "
-                                          r"improve the scores on real data \(docs/results/2026-11-29-optimizer.md\); "
-                                          r"use 'non_saturating'"):
+    message = removed_message("2026-11-29-optimizer.md")
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: train.loss: '{value}': {message}; use 'non_saturating'"):
         load_config(path)
     assert load_config(path, removed="drop") == load_config(None)
     assert load_config(None, ["train.loss=least_squares"]).train.loss == "least_squares"
 
 
 def test_the_removed_conv1d_discriminator_is_refused_to_train_and_ignored_to_sample(tmp_path):
-    message = r"this option was removed: it did not improve the scores on real data \(docs/results/" \
-              r"2026-11-29-optimizer.md\)"
+    message = removed_message("2026-11-29-optimizer.md")
     path = write(tmp_path, nested("model.discriminator.name", "conv1d", "kernel_size: 7"))
     with pytest.raises(ConfigError, match=rf"cfg.yaml: model.discriminator.kernel_size: 7: {message}; remove the key"):
         load_config(path)
