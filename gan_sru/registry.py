@@ -10,7 +10,6 @@ their own imported before training. The config schema takes its allowed values f
 """
 from gan_sru import ConfigError
 
-LOSSES = ("non_saturating", "least_squares")
 STRATEGIES = ("detached", "linked", "recompute")  # how the fake batch is shared by the D and G steps (DESIGN.md)
 OUTPUT_ACTIVATIONS = ("sigmoid", "sigmoid_margin", "identity")
 

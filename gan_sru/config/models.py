@@ -20,7 +20,6 @@ from typing_extensions import Annotated
 from gan_sru.registry import (
     DISCRIMINATORS,
     GENERATORS,
-    LOSSES,
     OUTPUT_ACTIVATIONS,
     STRATEGIES,
     Registry,
@@ -247,7 +246,6 @@ class TrainConfig(Section):
     terms: Optional[Terms] = key(None, "the generator's extra loss terms, each {name, weight, options}; null: "
                                        "from the recipe")
     batch_size: int = key(128, "sequences per batch", ge=1)
-    loss: Literal[LOSSES] = key("non_saturating", "GAN loss: logistic or least squares")
     strategy: Literal[STRATEGIES] = key("detached", "how the fake batch is shared by the D and G steps")
     n_critic: int = key(1, "discriminator updates per generator update", ge=1)
     g_lr: float = key(0.001, "generator Adam learning rate", gt=0)

@@ -30,7 +30,7 @@ class StepGraph:
 
     def __init__(self, cfg, length, batch_size, num_features, max_len, strategy, cond=None, moment_impl="auto",
                  terms=None, data=None):
-        gcfg, dcfg, loss = cfg.model.generator, cfg.model.discriminator, cfg.train.loss
+        gcfg, dcfg = cfg.model.generator, cfg.model.discriminator
         self.length, self.strategy = length, strategy
         gen = generator_graph(gcfg, length, batch_size, num_features, max_len, cond=cond)
         self.noise, self.mask, self.fake = gen.noise, gen.mask, gen.fake
@@ -52,8 +52,8 @@ class StepGraph:
         d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs)
         with nn.no_grad():  # the G loss reads D's weights but never trains them: no gradient for them there
             d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
-        self.d_loss = d_loss_fn(loss, d_real, d_fake)
-        self.g_loss = g_loss_fn(loss, d_gen)
+        self.d_loss = d_loss_fn(d_real, d_fake)
+        self.g_loss = g_loss_fn(d_gen)
         # the generator's terms (gan_sru/train/terms/): each adds weight x its discrepancy against its reference,
         # the real data's statistics computed here once
         self.moment_impl, self.cond = moment_impl, cond
