@@ -80,6 +80,9 @@ VARIANTS = {
     "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
     "recipe_n_critic_2": ["train.n_critic=2"],  # two D updates per G update
     "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
+    "recipe_weight_c": ["model.generator.weight_c=true"],  # the SRU's gates also read c[t-1]
+    "recipe_g_bidirectional": ["model.generator.bidirectional=true"],  # G's layers read the noise both ways
+    "recipe_g_identity": ["model.generator.activation=identity"],  # h = r * c + (1 - r) * x
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
