@@ -62,7 +62,8 @@ def _terms(*names, **options):
 # (2026-11-28; the learning-rate schedule, the output noise, layer_norm, the hinge and Wasserstein losses,
 # the conv1d discriminator and dropout, 2026-11-29) stay in REMOVED, so the table still names their rows;
 # recipe_least_squares too, the loss the recipe has used since 2026-11-30 (its "recipe" rows before that date
-# used the logistic loss).
+# used the logistic loss), and the generator's SRU options of 2026-11-30: recipe_g_bidirectional, part of the
+# recipe since (earlier "recipe" rows ran G in one direction), recipe_weight_c and recipe_g_identity, removed.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -80,9 +81,6 @@ VARIANTS = {
     "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
     "recipe_n_critic_2": ["train.n_critic=2"],  # two D updates per G update
     "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
-    "recipe_weight_c": ["model.generator.weight_c=true"],  # the SRU's gates also read c[t-1]
-    "recipe_g_bidirectional": ["model.generator.bidirectional=true"],  # G's layers read the noise both ways
-    "recipe_g_identity": ["model.generator.activation=identity"],  # h = r * c + (1 - r) * x
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -100,7 +98,8 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_no_sequence_moment_minibatch_std", "recipe_lr_cosine", "recipe_output_noise",
            "recipe_no_sequence_moment_output_noise", "recipe_layer_norm", "recipe_no_sequence_moment_layer_norm",
            "recipe_batch_reference", "recipe_reference_every_sequence", "recipe_hinge", "recipe_wasserstein",
-           "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares")
+           "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
+           "recipe_g_bidirectional")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
@@ -327,7 +326,9 @@ def write(doc, stem):
 
     atomic_write_text(os.path.join(RESULTS, f"{stem}.json"), json.dumps(doc, indent=1) + "\n")
     text = markdown(doc) + comparison(doc) + comparison(doc, "recipe_no_sequence_moment", "recipe") + \
-        comparison(doc, "recipe_batch_reference", "recipe") + comparison(doc, "recipe", "recipe_least_squares")
+        comparison(doc, "recipe_batch_reference", "recipe") + comparison(doc, "recipe", "recipe_least_squares") + \
+        "".join(comparison(doc, "recipe", v) for v in ("recipe_weight_c", "recipe_g_bidirectional",
+                                                       "recipe_g_identity"))
     atomic_write_text(os.path.join(RESULTS, f"{stem}.md"), f"# Ablation ({doc['command']})\n\n" + text)
     picture(doc, os.path.join(RESULTS, f"{stem}.png"))
     return text

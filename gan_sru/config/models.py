@@ -201,8 +201,6 @@ class GeneratorConfig(Section):
     hidden_size: Optional[int] = key(None, "SRU hidden size; null: from the data", ge=1)
     num_layers: Optional[int] = key(None, "stacked SRU layers; null: from the data", ge=1)
     bidirectional: bool = key(False, "bidirectional SRU layers")
-    weight_c: bool = key(False, "2018 SRU form: v * c[t-1] in both gates")
-    activation: Literal["tanh", "identity"] = key("tanh", "the SRU's g in h = r * g(c) + (1 - r) * x")
     oscillators: bool = key(False, "also feed a bank of sin/cos inputs with per-sequence random phases "
                                    "(static_noise_dim of them)")
     oscillator_tuning: bool = key(False, "with oscillators: per-sequence frequencies, scaled by a learned map of "

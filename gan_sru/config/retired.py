@@ -5,7 +5,8 @@ options that did not improve the scores on real data were removed (docs/results/
 learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
 docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
 docs/results/2026-11-29-score-noise.md; the conv1d discriminator, dropout: docs/results/2026-11-29-optimizer.md;
-the choice of GAN loss, now always least squares: docs/results/2026-11-30-loss.md): a config holding one at its
+the choice of GAN loss, now always least squares: docs/results/2026-11-30-loss.md; the SRU's weight_c and
+identity activation in the generator: docs/results/2026-11-30-generator-options.md): a config holding one at its
 inert value reads as without it; at any other value it is refused, naming the key, unless the caller reads a
 trained run folder only to sample from it (`removed="drop"`), which they do not affect; the generator's removed
 options shape its graph, so a run trained with one is refused even then.
@@ -18,6 +19,7 @@ OUTPUT_NOISE_PAGE = "docs/results/2026-11-29-output-noise.md"
 SCORE_NOISE_PAGE = "docs/results/2026-11-29-score-noise.md"
 OPTIMIZER_PAGE = "docs/results/2026-11-29-optimizer.md"
 LOSS_PAGE = "docs/results/2026-11-30-loss.md"
+GENERATOR_OPTIONS_PAGE = "docs/results/2026-11-30-generator-options.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -59,6 +61,8 @@ REMOVED = {
     "model.discriminator.kernel_size": 5,
     "train.weight_clip": 0.01,
     "train.loss": "least_squares",
+    "model.generator.weight_c": False,
+    "model.generator.activation": "tanh",
     **LR_SCHEDULE,
 }
 # removed key -> its results page, where not RESULTS_PAGE
@@ -66,9 +70,11 @@ OPTIMIZER_KEYS = ("train.weight_clip", "model.generator.dropout", "model.discrim
                   "model.discriminator.kernel_size")
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
          "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE, "model.generator.layer_norm": SCORE_NOISE_PAGE,
-         "train.loss": LOSS_PAGE}
+         "train.loss": LOSS_PAGE, "model.generator.weight_c": GENERATOR_OPTIONS_PAGE,
+         "model.generator.activation": GENERATOR_OPTIONS_PAGE}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
-                  "model.generator.output_noise_dim", "model.generator.layer_norm")  # change what G computes
+                  "model.generator.output_noise_dim", "model.generator.layer_norm", "model.generator.weight_c",
+                  "model.generator.activation")  # change what G computes
 # a kept key's removed value -> the value a run folder read to sample from takes instead
 REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")

@@ -32,8 +32,6 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
     inp = F.concatenate(*parts, axis=2) if len(parts) > 1 else step
     with nn.parameter_scope("generator"):
         h, _ = sru(inp, gcfg["hidden_size"], num_layers=gcfg["num_layers"], bidirectional=gcfg["bidirectional"],
-                   weight_c=gcfg["weight_c"],
-                   activation=gcfg.get("activation", "tanh"),
                    mask=mask, impl=impl, train=train, name="sru")
         out = affine(h, num_features, name="output", impl=impl)
     out = output_activation(out, gcfg["output_activation"])

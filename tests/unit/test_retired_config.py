@@ -101,6 +101,15 @@ def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
     assert "layer_norm" not in inert.model.generator
 
 
+@pytest.mark.parametrize("key, value, inert", [("model.generator.weight_c", "true", "false"),
+                                               ("model.generator.activation", "identity", "tanh")])
+def test_the_removed_sru_options_of_the_generator_name_their_own_results_page(tmp_path, key, value, inert):
+    message = removed_message("2026-11-30-generator-options.md") + "; remove the key"
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
+        load_config(write(tmp_path, nested(key, value)))
+    assert load_config(write(tmp_path, nested(key, inert))) == load_config(None)
+
+
 @pytest.mark.parametrize("key, value", [("train.weight_clip", "0.05"), ("model.generator.dropout", "0.1")])
 def test_the_removed_weight_clip_and_dropout_name_their_own_results_page(tmp_path, key, value):
     message = removed_message("2026-11-29-optimizer.md") + "; remove the key"
@@ -138,7 +147,9 @@ def test_the_removed_conv1d_discriminator_is_refused_to_train_and_ignored_to_sam
                                         ("model.generator.highway_bias", "2.0"),
                                         ("model.generator.output_noise_dim", "null"),
                                         ("model.generator.output_noise_dim", "28"),
-                                        ("model.generator.layer_norm", "true")])
+                                        ("model.generator.layer_norm", "true"),
+                                        ("model.generator.weight_c", "true"),
+                                        ("model.generator.activation", "identity")])
 def test_a_removed_generator_option_is_refused_even_to_sample(tmp_path, key, value):
     """It changed what the generator computes: a run trained with it cannot be rebuilt without it."""
     path = write(tmp_path, nested(key, value))
