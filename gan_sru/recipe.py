@@ -18,6 +18,7 @@ records them in the run folder as recipe.json and `recipe_lines` prints them one
     train.terms                    moment, innovation and sequence_moment, weight 1 each (RESULTS_PAGE and
                                    TERMS_PAGE: they improved the scores on real and wide data)
     oscillator bank                on, with per-sequence tuning (RESULTS_PAGE)
+    model.generator.bidirectional  on: G's layers read the noise both ways (GENERATOR_PAGE)
     train.budget                   15m when neither train.steps nor train.budget is set
 """
 import json
@@ -31,6 +32,7 @@ DEFAULT_BUDGET = "15m"
 STEP_CAP = 10 ** 7  # steps of a budgeted run: the budget ends it first
 RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
 TERMS_PAGE = "docs/results/2026-11-29-sequence-moment.md"
+GENERATOR_PAGE = "docs/results/2026-11-30-generator-options.md"
 RECIPE_TERMS = ({"name": "moment", "weight": 1.0}, {"name": "innovation", "weight": 1.0},
                 {"name": "sequence_moment", "weight": 1.0})
 
@@ -92,6 +94,8 @@ def choose(facts, user=()):
     if not user & set(bank):  # the bank and its tuning go together: a config that sets either keeps both
         for key in bank:
             out[key] = (True, f"random-phase sin/cos inputs improved the scores on real data ({RESULTS_PAGE})")
+    out["model.generator.bidirectional"] = (True, "G's layers reading the noise both ways improved the scores "
+                                                  f"on real data ({GENERATOR_PAGE})")
     if "train.steps" not in user and "train.budget" not in user:
         out["train.budget"] = (DEFAULT_BUDGET, "neither train.steps nor train.budget set: a time budget")
         out["train.steps"] = (STEP_CAP, "the budget decides when training stops")

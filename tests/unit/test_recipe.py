@@ -35,6 +35,8 @@ def test_choices_follow_the_data_and_keep_the_users_keys():
     assert smooth["model.generator.hidden_size"][0] == 48 and smooth["train.budget"][0] == "15m"
     assert [t["name"] for t in smooth["train.terms"][0]] == ["moment", "innovation", "sequence_moment"]
     assert smooth["model.generator.oscillators"][0] is True
+    assert smooth["model.generator.bidirectional"][0] is True
+    assert "model.generator.bidirectional" not in choose(data_facts(sines()), user={"model.generator.bidirectional"})
     assert "train.terms" not in choose(data_facts(sines()), user={"train.terms"})
     many = choose(data_facts(sines(n=600)))
     assert "train.batch_size" not in many  # enough sequences for the default batch
