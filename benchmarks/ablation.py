@@ -101,6 +101,10 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
            "recipe_g_bidirectional")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
+# (base, new) pairs the .md compares, where the rows hold both
+COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),
+               ("recipe", "recipe_least_squares"), ("recipe", "recipe_weight_c"), ("recipe", "recipe_g_bidirectional"),
+               ("recipe", "recipe_g_identity")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
@@ -325,10 +329,7 @@ def write(doc, stem):
     from gan_sru.files import atomic_write_text
 
     atomic_write_text(os.path.join(RESULTS, f"{stem}.json"), json.dumps(doc, indent=1) + "\n")
-    text = markdown(doc) + comparison(doc) + comparison(doc, "recipe_no_sequence_moment", "recipe") + \
-        comparison(doc, "recipe_batch_reference", "recipe") + comparison(doc, "recipe", "recipe_least_squares") + \
-        "".join(comparison(doc, "recipe", v) for v in ("recipe_weight_c", "recipe_g_bidirectional",
-                                                       "recipe_g_identity"))
+    text = markdown(doc) + "".join(comparison(doc, base, new) for base, new in COMPARISONS)
     atomic_write_text(os.path.join(RESULTS, f"{stem}.md"), f"# Ablation ({doc['command']})\n\n" + text)
     picture(doc, os.path.join(RESULTS, f"{stem}.png"))
     return text

@@ -66,15 +66,14 @@ REMOVED = {
     **LR_SCHEDULE,
 }
 # removed key -> its results page, where not RESULTS_PAGE
+SRU_KEYS = ("model.generator.weight_c", "model.generator.activation")  # the generator's SRU options
 OPTIMIZER_KEYS = ("train.weight_clip", "model.generator.dropout", "model.discriminator.channels",
                   "model.discriminator.kernel_size")
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
          "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE, "model.generator.layer_norm": SCORE_NOISE_PAGE,
-         "train.loss": LOSS_PAGE, "model.generator.weight_c": GENERATOR_OPTIONS_PAGE,
-         "model.generator.activation": GENERATOR_OPTIONS_PAGE}
+         "train.loss": LOSS_PAGE, **dict.fromkeys(SRU_KEYS, GENERATOR_OPTIONS_PAGE)}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
-                  "model.generator.output_noise_dim", "model.generator.layer_norm", "model.generator.weight_c",
-                  "model.generator.activation")  # change what G computes
+                  "model.generator.output_noise_dim", "model.generator.layer_norm") + SRU_KEYS  # change what G computes
 # a kept key's removed value -> the value a run folder read to sample from takes instead
 REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
