@@ -81,6 +81,9 @@ VARIANTS = {
     "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
     "recipe_n_critic_2": ["train.n_critic=2"],  # two D updates per G update
     "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
+    "recipe_no_time_feature": ["model.generator.time_feature=false"],  # G without the t / (L - 1) input
+    "recipe_sigmoid_margin": ["model.generator.output_activation=sigmoid_margin"],  # outputs in (-0.25, 1.25)
+    "recipe_output_identity": ["model.generator.output_activation=identity"],  # outputs unbounded
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
