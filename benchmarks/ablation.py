@@ -63,7 +63,8 @@ def _terms(*names, **options):
 # the conv1d discriminator and dropout, 2026-11-29) stay in REMOVED, so the table still names their rows;
 # recipe_least_squares too, the loss the recipe has used since 2026-11-30 (its "recipe" rows before that date
 # used the logistic loss), and the generator's SRU options of 2026-11-30: recipe_g_bidirectional, part of the
-# recipe since (earlier "recipe" rows ran G in one direction), recipe_weight_c and recipe_g_identity, removed.
+# recipe since for data of up to 16 features (earlier "recipe" rows ran G in one direction), recipe_weight_c
+# and recipe_g_identity, removed.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -107,7 +108,8 @@ ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),
                ("recipe", "recipe_least_squares"), ("recipe", "recipe_weight_c"), ("recipe", "recipe_g_bidirectional"),
-               ("recipe", "recipe_g_identity")]
+               ("recipe", "recipe_g_identity")] + [("recipe_g_bidirectional", v) for v in (
+    "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
