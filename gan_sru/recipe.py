@@ -18,7 +18,7 @@ records them in the run folder as recipe.json and `recipe_lines` prints them one
     train.terms                    moment, innovation and sequence_moment, weight 1 each (RESULTS_PAGE and
                                    TERMS_PAGE: they improved the scores on real and wide data)
     oscillator bank                on, with per-sequence tuning (RESULTS_PAGE)
-    model.generator.bidirectional  on: G's layers read the noise both ways (GENERATOR_PAGE)
+    model.generator.bidirectional  on up to 16 features: G's layers read the noise both ways (GENERATOR_PAGE)
     train.budget                   15m when neither train.steps nor train.budget is set
 """
 import json
@@ -33,6 +33,7 @@ STEP_CAP = 10 ** 7  # steps of a budgeted run: the budget ends it first
 RESULTS_PAGE = "docs/results/2026-11-28-recipe.md"
 TERMS_PAGE = "docs/results/2026-11-29-sequence-moment.md"
 GENERATOR_PAGE = "docs/results/2026-11-30-generator-options.md"
+BIDIRECTIONAL_MAX_WIDTH = 16  # widest data given a bidirectional G: 12 features gained, 28 lost (GENERATOR_PAGE)
 RECIPE_TERMS = ({"name": "moment", "weight": 1.0}, {"name": "innovation", "weight": 1.0},
                 {"name": "sequence_moment", "weight": 1.0})
 
@@ -94,8 +95,12 @@ def choose(facts, user=()):
     if not user & set(bank):  # the bank and its tuning go together: a config that sets either keeps both
         for key in bank:
             out[key] = (True, f"random-phase sin/cos inputs improved the scores on real data ({RESULTS_PAGE})")
-    out["model.generator.bidirectional"] = (True, "G's layers reading the noise both ways improved the scores "
-                                                  f"on real data ({GENERATOR_PAGE})")
+    if C <= BIDIRECTIONAL_MAX_WIDTH:
+        out["model.generator.bidirectional"] = (True, f"{C} feature{'s' * (C != 1)}: G's layers reading the noise "
+                                                      f"both ways improved the scores on real data ({GENERATOR_PAGE})")
+    else:
+        out["model.generator.bidirectional"] = (False, f"{C} features: a second direction costs a third of the "
+                                                       f"steps and scored worse on wide data ({GENERATOR_PAGE})")
     if "train.steps" not in user and "train.budget" not in user:
         out["train.budget"] = (DEFAULT_BUDGET, "neither train.steps nor train.budget set: a time budget")
         out["train.steps"] = (STEP_CAP, "the budget decides when training stops")

@@ -36,6 +36,9 @@ def test_choices_follow_the_data_and_keep_the_users_keys():
     assert [t["name"] for t in smooth["train.terms"][0]] == ["moment", "innovation", "sequence_moment"]
     assert smooth["model.generator.oscillators"][0] is True
     assert smooth["model.generator.bidirectional"][0] is True
+    wide, why = choose({**data_facts(sines()), "width": 28})["model.generator.bidirectional"]
+    assert wide is False and "28 features" in why
+    assert choose({**data_facts(sines()), "width": 16})["model.generator.bidirectional"][0] is True
     assert "model.generator.bidirectional" not in choose(data_facts(sines()), user={"model.generator.bidirectional"})
     assert "train.terms" not in choose(data_facts(sines()), user={"train.terms"})
     many = choose(data_facts(sines(n=600)))
