@@ -108,8 +108,9 @@ ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),
                ("recipe", "recipe_least_squares"), ("recipe", "recipe_weight_c"), ("recipe", "recipe_g_bidirectional"),
-               ("recipe", "recipe_g_identity")] + [("recipe_g_bidirectional", v) for v in (
-    "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity")]
+               ("recipe", "recipe_g_identity"), ("recipe_g_bidirectional", "recipe_no_time_feature"),
+               ("recipe_g_bidirectional", "recipe_sigmoid_margin"),
+               ("recipe_g_bidirectional", "recipe_output_identity")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")

@@ -95,12 +95,10 @@ def choose(facts, user=()):
     if not user & set(bank):  # the bank and its tuning go together: a config that sets either keeps both
         for key in bank:
             out[key] = (True, f"random-phase sin/cos inputs improved the scores on real data ({RESULTS_PAGE})")
-    if C <= BIDIRECTIONAL_MAX_WIDTH:
-        out["model.generator.bidirectional"] = (True, f"{C} feature{'s' * (C != 1)}: G's layers reading the noise "
-                                                      f"both ways improved the scores on real data ({GENERATOR_PAGE})")
-    else:
-        out["model.generator.bidirectional"] = (False, f"{C} features: a second direction costs a third of the "
-                                                       f"steps and scored worse on wide data ({GENERATOR_PAGE})")
+    narrow = C <= BIDIRECTIONAL_MAX_WIDTH
+    why = ("G's layers reading the noise both ways improved the scores on real data" if narrow else
+           "a second direction costs a third of the steps and scored worse on wide data")
+    out["model.generator.bidirectional"] = (narrow, f"{C} feature{'s' * (C != 1)}: {why} ({GENERATOR_PAGE})")
     if "train.steps" not in user and "train.budget" not in user:
         out["train.budget"] = (DEFAULT_BUDGET, "neither train.steps nor train.budget set: a time budget")
         out["train.steps"] = (STEP_CAP, "the budget decides when training stops")

@@ -65,8 +65,8 @@ REMOVED = {
     "model.generator.activation": "tanh",
     **LR_SCHEDULE,
 }
-# removed key -> its results page, where not RESULTS_PAGE
 SRU_KEYS = ("model.generator.weight_c", "model.generator.activation")  # the generator's SRU options
+# removed key -> its results page, where not RESULTS_PAGE
 OPTIMIZER_KEYS = ("train.weight_clip", "model.generator.dropout", "model.discriminator.channels",
                   "model.discriminator.kernel_size")
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
