@@ -166,8 +166,10 @@ def real_csv(name, data_dir):
     if not several:
         d = d.astype(float)
         d.insert(0, "time", range(len(d)))
-    os.makedirs(data_dir, exist_ok=True)
-    d.to_csv(path, index=False)
+    from gan_sru.files import atomic_write_text
+
+    # atomic: grids started side by side write the same file, and none may read another's half-written one
+    atomic_write_text(path, d.to_csv(index=False), make_dirs=True)
     return path, several
 
 
