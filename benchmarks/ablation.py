@@ -110,7 +110,7 @@ COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), 
                ("recipe", "recipe_least_squares"), ("recipe", "recipe_weight_c"), ("recipe", "recipe_g_bidirectional"),
                ("recipe", "recipe_g_identity"), ("recipe_g_bidirectional", "recipe_no_time_feature"),
                ("recipe_g_bidirectional", "recipe_sigmoid_margin"),
-               ("recipe_g_bidirectional", "recipe_output_identity")]
+               ("recipe_g_bidirectional", "recipe_output_identity"), ("recipe", "recipe_n_critic_2")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
