@@ -64,7 +64,8 @@ def _terms(*names, **options):
 # recipe_least_squares too, the loss the recipe has used since 2026-11-30 (its "recipe" rows before that date
 # used the logistic loss), and the generator's SRU options of 2026-11-30: recipe_g_bidirectional, part of the
 # recipe since for data of up to 16 features (earlier "recipe" rows ran G in one direction), recipe_weight_c
-# and recipe_g_identity, removed.
+# and recipe_g_identity, removed; G's time input and output activation of 2026-12-01 (recipe_no_time_feature,
+# recipe_sigmoid_margin, recipe_output_identity) and two D updates per G update (recipe_n_critic_2), removed.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -80,11 +81,7 @@ VARIANTS = {
     "recipe_lr_half": ["train.g_lr=0.0005", "train.d_lr=0.0005"],
     "recipe_lr_double": ["train.g_lr=0.002", "train.d_lr=0.002"],
     "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
-    "recipe_n_critic_2": ["train.n_critic=2"],  # two D updates per G update
     "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
-    "recipe_no_time_feature": ["model.generator.time_feature=false"],  # G without the t / (L - 1) input
-    "recipe_sigmoid_margin": ["model.generator.output_activation=sigmoid_margin"],  # outputs in (-0.25, 1.25)
-    "recipe_output_identity": ["model.generator.output_activation=identity"],  # outputs unbounded
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -103,14 +100,16 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_no_sequence_moment_output_noise", "recipe_layer_norm", "recipe_no_sequence_moment_layer_norm",
            "recipe_batch_reference", "recipe_reference_every_sequence", "recipe_hinge", "recipe_wasserstein",
            "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
-           "recipe_g_bidirectional")
+           "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
+           "recipe_n_critic_2")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),
                ("recipe", "recipe_least_squares"), ("recipe", "recipe_weight_c"), ("recipe", "recipe_g_bidirectional"),
                ("recipe", "recipe_g_identity"), ("recipe_g_bidirectional", "recipe_no_time_feature"),
                ("recipe_g_bidirectional", "recipe_sigmoid_margin"),
-               ("recipe_g_bidirectional", "recipe_output_identity"), ("recipe", "recipe_n_critic_2")]
+               ("recipe_g_bidirectional", "recipe_output_identity"), ("recipe", "recipe_n_critic_2"),
+               ("recipe", "recipe_no_time_feature"), ("recipe", "recipe_sigmoid_margin")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")

@@ -11,7 +11,6 @@ their own imported before training. The config schema takes its allowed values f
 from gan_sru import ConfigError
 
 STRATEGIES = ("detached", "linked", "recompute")  # how the fake batch is shared by the D and G steps (DESIGN.md)
-OUTPUT_ACTIVATIONS = ("sigmoid", "sigmoid_margin", "identity")
 
 
 class Registry(dict):

@@ -1,10 +1,10 @@
 """Conditioning wrapped around the registered builders (models/ stays unconditional).
 
 Generator: the encoded attributes (B, W) are joined to the per-sequence noise (B, S), so the builder sees a
-static input of S + W features at every step; the builder's output (L, B, C + K) is taken as pre-activations:
-each categorical feature's block of K_j logits goes through a straight-through Gumbel-softmax (gan_sru.ops.gumbel)
-with the fed Gumbel noise and temperature, and the C continuous features, plus a learned linear map of the
-categories drawn at the same step, through the configured output activation. Every categorical block is
+static input of S + W features at every step; with categorical features it returns pre-activations (L, B, C + K)
+(`logits=True`): each categorical feature's block of K_j logits goes through a straight-through Gumbel-softmax
+(gan_sru.ops.gumbel) with the fed Gumbel noise and temperature, and the C continuous features, plus a learned
+linear map of the categories drawn at the same step, through the sigmoid. Every categorical block is
 exactly one-hot, so a generated label is always one seen in training.
 
 With model.generator.oscillators, G's per-step input also holds a bank of random-phase oscillators (see
@@ -22,7 +22,6 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import numpy as np
 
-from gan_sru.ops.activations import output_activation
 from gan_sru.ops.gumbel import gumbel_softmax
 
 
@@ -121,7 +120,7 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
             inputs["step"] = with_oscillators(gcfg, noise, inputs["static"], attrs, L, max_len)
     tau = None
     if cond.categorical:
-        g["output_activation"] = "identity"  # pre-activations: the activation and the Gumbel-softmax come below
+        options = dict(options, logits=True)  # the sigmoid and the Gumbel-softmax come below
     with nn.parameter_scope("G"):
         out = builder(g, inputs, mask, num_features, max_len, train=train, **options)
     if cond.categorical:
@@ -140,7 +139,7 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
             onehot = F.concatenate(*blocks, axis=2) if len(blocks) > 1 else blocks[0]
             with nn.parameter_scope("G"):
                 cont = cont + PF.affine(onehot, C, base_axis=2, with_bias=False, name="categories_to_continuous")
-            parts.append(output_activation(cont, gcfg["output_activation"]))
+            parts.append(F.sigmoid(cont))
         out = F.concatenate(*(parts + blocks), axis=2) if len(parts + blocks) > 1 else (parts + blocks)[0]
         out = out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
     return out, attrs, tau

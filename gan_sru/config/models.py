@@ -20,7 +20,6 @@ from typing_extensions import Annotated
 from gan_sru.registry import (
     DISCRIMINATORS,
     GENERATORS,
-    OUTPUT_ACTIVATIONS,
     STRATEGIES,
     Registry,
     load_builtin_networks,
@@ -197,7 +196,6 @@ class GeneratorConfig(Section):
     noise_dim: Optional[int] = key(None, "noise features per time step; null: from the data", ge=1)
     static_noise_dim: Optional[int] = key(None, "noise features drawn once per sequence, fed at every step; null: "
                                                 "from the data", ge=0)
-    time_feature: bool = key(True, "feed t / (longest length - 1) at every step")
     hidden_size: Optional[int] = key(None, "SRU hidden size; null: from the data", ge=1)
     num_layers: Optional[int] = key(None, "stacked SRU layers; null: from the data", ge=1)
     bidirectional: bool = key(False, "bidirectional SRU layers")
@@ -207,8 +205,6 @@ class GeneratorConfig(Section):
                                          "the per-sequence input")
     oscillator_grid: Literal["auto", "linear", "log"] = key(
         "auto", "with oscillators: the bank's frequencies, linear or log-spaced; auto: from the longest length")
-    output_activation: Literal[OUTPUT_ACTIVATIONS] = key(
-        "sigmoid", "activation of the output features (data scaled to [0, 1]); sigmoid_margin: range (-0.25, 1.25)")
 
 
 class DiscriminatorConfig(Section):
@@ -245,7 +241,6 @@ class TrainConfig(Section):
                                        "from the recipe")
     batch_size: int = key(128, "sequences per batch", ge=1)
     strategy: Literal[STRATEGIES] = key("detached", "how the fake batch is shared by the D and G steps")
-    n_critic: int = key(1, "discriminator updates per generator update", ge=1)
     g_lr: float = key(0.001, "generator Adam learning rate", gt=0)
     d_lr: float = key(0.001, "discriminator Adam learning rate", gt=0)
     beta1: float = key(0.5, "Adam beta1", ge=0, lt=1)

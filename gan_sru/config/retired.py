@@ -6,7 +6,8 @@ learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
 docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
 docs/results/2026-11-29-score-noise.md; the conv1d discriminator, dropout: docs/results/2026-11-29-optimizer.md;
 the choice of GAN loss, now always least squares: docs/results/2026-11-30-loss.md; the SRU's weight_c and
-identity activation in the generator: docs/results/2026-11-30-generator-options.md): a config holding one at its
+identity activation in the generator: docs/results/2026-11-30-generator-options.md; its output activation and
+time input, and two D updates per G update: docs/results/2026-12-01-generator-output.md): a config holding one at its
 inert value reads as without it; at any other value it is refused, naming the key, unless the caller reads a
 trained run folder only to sample from it (`removed="drop"`), which they do not affect; the generator's removed
 options shape its graph, so a run trained with one is refused even then.
@@ -20,6 +21,7 @@ SCORE_NOISE_PAGE = "docs/results/2026-11-29-score-noise.md"
 OPTIMIZER_PAGE = "docs/results/2026-11-29-optimizer.md"
 LOSS_PAGE = "docs/results/2026-11-30-loss.md"
 GENERATOR_OPTIONS_PAGE = "docs/results/2026-11-30-generator-options.md"
+GENERATOR_OUTPUT_PAGE = "docs/results/2026-12-01-generator-output.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -63,17 +65,22 @@ REMOVED = {
     "train.loss": "least_squares",
     "model.generator.weight_c": False,
     "model.generator.activation": "tanh",
+    "model.generator.output_activation": "sigmoid",
+    "model.generator.time_feature": True,
+    "train.n_critic": 1,
     **LR_SCHEDULE,
 }
 SRU_KEYS = ("model.generator.weight_c", "model.generator.activation")  # the generator's SRU options
+OUTPUT_KEYS = ("model.generator.output_activation", "model.generator.time_feature")  # G's output and time input
 # removed key -> its results page, where not RESULTS_PAGE
 OPTIMIZER_KEYS = ("train.weight_clip", "model.generator.dropout", "model.discriminator.channels",
                   "model.discriminator.kernel_size")
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
          "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE, "model.generator.layer_norm": SCORE_NOISE_PAGE,
-         "train.loss": LOSS_PAGE, **dict.fromkeys(SRU_KEYS, GENERATOR_OPTIONS_PAGE)}
-GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state",
-                  "model.generator.output_noise_dim", "model.generator.layer_norm") + SRU_KEYS  # change what G computes
+         "train.loss": LOSS_PAGE, **dict.fromkeys(SRU_KEYS, GENERATOR_OPTIONS_PAGE),
+         **dict.fromkeys(OUTPUT_KEYS + ("train.n_critic",), GENERATOR_OUTPUT_PAGE)}
+GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state", "model.generator.output_noise_dim",
+                  "model.generator.layer_norm") + SRU_KEYS + OUTPUT_KEYS  # change what G computes
 # a kept key's removed value -> the value a run folder read to sample from takes instead
 REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")

@@ -11,7 +11,7 @@ step (step i of each strategy, then step i+1), so a change in machine load hits 
 * Network passes per step, counted during the warm-up steps with function hooks (`GanSteps.forward_hook`
   / `backward_hook`): a function call belongs to G (or D) when one of its inputs is a G (or D) parameter,
   and passes = such calls / such functions in one pass (G: the fake's graph, D: the G loss's D). The
-  hooks are off while timing. Expected for n_critic = 1: G forward/backward detached 1/1, recompute 2/1,
+  hooks are off while timing. Expected: G forward/backward detached 1/1, recompute 2/1,
   linked 2/2; D 3/3 (real and fake in the D step, the fake again in the G step).
 * Step and phase times (median, p10, p90) of the timed steps; phases as `GanSteps.step` names them:
   g_forward, d_step, g_step, and g_backward (the `fake.backward` inside the detached g_step); on a CUDA

@@ -208,8 +208,7 @@ class StrategyRun:
             gan.step(i)
         finally:
             self.timer.count_off()
-        lengths = [self._length(i, k) for k in range(self.cfg.train.n_critic)]
-        self.counted.append({"step": i, "lengths": lengths, "calls": {p: counter.calls[p] for p in PASSES}})
+        self.counted.append({"step": i, "lengths": [self._length(i)], "calls": {p: counter.calls[p] for p in PASSES}})
 
     def timed_step(self, i):
         """Step i timed as a whole and per phase (hooks off)."""
@@ -242,8 +241,8 @@ class StrategyRun:
             print(f"warning: GraphProfiler failed ({type(e).__name__}: {e}); no per-function table", file=sys.stderr)
             return {"error": f"{type(e).__name__}: {e}"}
 
-    def _length(self, i, k=0):
-        return int(self.gan.inputs(i, k)[0].x.shape[0])
+    def _length(self, i):
+        return int(self.gan.inputs(i)[0].x.shape[0])
 
     def finish(self):
         """The result dict (see the module docstring); frees the graphs."""
@@ -257,7 +256,6 @@ class StrategyRun:
             "strategy": self.strategy,
             "steps": len(self.step_s),
             "warmup": len(self.counted),
-            "n_critic": self.cfg.train.n_critic,
             "step_ms": _stats(self.step_s),
             "step_ms_all": [round(t * 1e3, 4) for t in self.step_s],
             "timed_steps": self.timed_steps,

@@ -1,4 +1,4 @@
-"""One training step: n_critic D updates and one G update on the per-bucket graphs, two Adam solvers, EMA of G."""
+"""One training step: one D update and one G update on the per-bucket graphs, two Adam solvers, EMA of G."""
 import contextlib
 import math
 
@@ -122,12 +122,11 @@ class GanSteps:
             self._terms = term_list(self.tcfg)
         return self._terms
 
-    def inputs(self, step, k=0):
-        """The real batch and noise of critic iteration k of `step` (this rank's shard of both)."""
+    def inputs(self, step):
+        """The real batch and noise of `step` (this rank's shard of both)."""
         seed, gcfg, rank = self.cfg.seed, self.cfg.model.generator, self.comm.rank
-        index = step * self.tcfg.n_critic + k
-        batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, index, shard=(rank, self.comm.size))
-        rng = np.random.default_rng([seed, index, _NOISE_STREAM])
+        batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, step, shard=(rank, self.comm.size))
+        rng = np.random.default_rng([seed, step, _NOISE_STREAM])
         noise = sample_noise(gcfg, batch.x.shape[0], self.batch_size, rng, self.cond)
         if self.comm.size > 1:  # the global batch's noise, drawn alike on every rank; this rank's slice of it
             noise = distributed.shard_arrays(noise, noise_shapes(gcfg, batch.x.shape[0], self.local_batch, self.cond),
@@ -144,25 +143,24 @@ class GanSteps:
         return max(step, self.schedule_fraction() * self.tcfg.steps)
 
     def step(self, step):
-        """One generator update preceded by n_critic discriminator updates. Returns (d_loss, g_loss).
+        """One discriminator update, then one generator update on the same fake batch. Returns (d_loss, g_loss).
 
         `self.observer.phase(name)` wraps each phase ("g_forward", "d_step", "g_step", and "g_backward"
         within the detached "g_step"). In the linked strategy G's forward is part of "d_step".
         """
         obs = self.observer
-        for k in range(self.tcfg.n_critic):
-            batch, noise = self.inputs(step, k)
-            g = self.graph_for(batch.x.shape[0])
-            g.feed(batch, noise)
-            if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
-                g.tau.d = tau_at(self.schedule_step(step), self.tcfg.steps, self.tcfg.gumbel_tau_start,
-                                 self.tcfg.gumbel_tau_end)
-            if self.strategy != "linked":
-                with obs.phase("g_forward"):
-                    # G runs once; its backward buffers are kept
-                    g.fake.forward(clear_no_need_grad=True, function_pre_hook=obs.forward_hook)
-            with obs.phase("d_step"):
-                self.d_step(g)
+        batch, noise = self.inputs(step)
+        g = self.graph_for(batch.x.shape[0])
+        g.feed(batch, noise)
+        if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
+            g.tau.d = tau_at(self.schedule_step(step), self.tcfg.steps, self.tcfg.gumbel_tau_start,
+                             self.tcfg.gumbel_tau_end)
+        if self.strategy != "linked":
+            with obs.phase("g_forward"):
+                # G runs once; its backward buffers are kept
+                g.fake.forward(clear_no_need_grad=True, function_pre_hook=obs.forward_hook)
+        with obs.phase("d_step"):
+            self.d_step(g)
         with obs.phase("g_step"):
             d_loss, g_loss, stop = self.g_step(g)
         self.any_stop = stop > 0

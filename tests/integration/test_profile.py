@@ -20,7 +20,7 @@ TINY = ["data.num_sequences=64", "data.seq_len=8", "train.batch_size=8", "model.
         "model.generator.num_layers=1", "model.discriminator.hidden_size=8"]
 # sines_varlen with two buckets (lengths 3..8 -> boundaries 6 and 8); steps 0, 1, 2 use lengths 8, 8, 6
 TINY_VARLEN = TINY + ["data.min_len=3", "data.num_buckets=2"]
-EXPECTED = {  # passes per step with n_critic = 1; D: real + fake in the D step, one more in the G step
+EXPECTED = {  # passes per step; D: real + fake in the D step, one more in the G step
     "detached": {"G_forward": 1, "G_backward": 1, "D_forward": 3, "D_backward": 3},
     "recompute": {"G_forward": 2, "G_backward": 1, "D_forward": 3, "D_backward": 3},
     "linked": {"G_forward": 2, "G_backward": 2, "D_forward": 3, "D_backward": 3},

@@ -48,10 +48,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TINY = ["data.num_sequences=64", "data.seq_len=8", "train.batch_size=8", "model.generator.hidden_size=8",
         "model.generator.noise_dim=3", "model.discriminator.hidden_size=8", "train.steps=4",
         "train.checkpoint_every=2", "train.sample_every=1000", "train.log_every=2"]
-# every optional part of the generator: two directions, no per-sequence noise, no time feature, identity output
-FULL = ["model.generator.bidirectional=true",
-        "model.generator.static_noise_dim=0", "model.generator.time_feature=false",
-        "model.generator.output_activation=identity"]
+# every optional part of the generator: two directions, no per-sequence noise
+FULL = ["model.generator.bidirectional=true", "model.generator.static_noise_dim=0"]
 # the oscillator bank on the log grid, its frequencies tuned per sequence (sin, cos, exp, tanh of the per-sequence
 # noise)
 OSCILLATORS = ["model.generator.oscillators=true", "model.generator.oscillator_tuning=true",

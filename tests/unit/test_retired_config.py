@@ -110,6 +110,16 @@ def test_the_removed_sru_options_of_the_generator_name_their_own_results_page(tm
     assert load_config(write(tmp_path, nested(key, inert))) == load_config(None)
 
 
+@pytest.mark.parametrize("key, value, inert", [("model.generator.output_activation", "sigmoid_margin", "sigmoid"),
+                                               ("model.generator.time_feature", "false", "true"),
+                                               ("train.n_critic", "2", "1")])
+def test_the_removed_output_activation_time_input_and_n_critic_name_their_own_results_page(tmp_path, key, value, inert):
+    message = removed_message("2026-12-01-generator-output.md") + "; remove the key"
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
+        load_config(write(tmp_path, nested(key, value)))
+    assert load_config(write(tmp_path, nested(key, inert))) == load_config(None)
+
+
 @pytest.mark.parametrize("key, value", [("train.weight_clip", "0.05"), ("model.generator.dropout", "0.1")])
 def test_the_removed_weight_clip_and_dropout_name_their_own_results_page(tmp_path, key, value):
     message = removed_message("2026-11-29-optimizer.md") + "; remove the key"
@@ -149,7 +159,9 @@ def test_the_removed_conv1d_discriminator_is_refused_to_train_and_ignored_to_sam
                                         ("model.generator.output_noise_dim", "28"),
                                         ("model.generator.layer_norm", "true"),
                                         ("model.generator.weight_c", "true"),
-                                        ("model.generator.activation", "identity")])
+                                        ("model.generator.activation", "identity"),
+                                        ("model.generator.output_activation", "identity"),
+                                        ("model.generator.time_feature", "false")])
 def test_a_removed_generator_option_is_refused_even_to_sample(tmp_path, key, value):
     """It changed what the generator computes: a run trained with it cannot be rebuilt without it."""
     path = write(tmp_path, nested(key, value))
