@@ -101,20 +101,14 @@ def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
     assert "layer_norm" not in inert.model.generator
 
 
-@pytest.mark.parametrize("key, value, inert", [("model.generator.weight_c", "true", "false"),
-                                               ("model.generator.activation", "identity", "tanh")])
-def test_the_removed_sru_options_of_the_generator_name_their_own_results_page(tmp_path, key, value, inert):
-    message = removed_message("2026-11-30-generator-options.md") + "; remove the key"
-    with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
-        load_config(write(tmp_path, nested(key, value)))
-    assert load_config(write(tmp_path, nested(key, inert))) == load_config(None)
-
-
-@pytest.mark.parametrize("key, value, inert", [("model.generator.output_activation", "sigmoid_margin", "sigmoid"),
-                                               ("model.generator.time_feature", "false", "true"),
-                                               ("train.n_critic", "2", "1")])
-def test_the_removed_output_activation_time_input_and_n_critic_name_their_own_results_page(tmp_path, key, value, inert):
-    message = removed_message("2026-12-01-generator-output.md") + "; remove the key"
+@pytest.mark.parametrize("key, value, inert, page", [
+    ("model.generator.weight_c", "true", "false", "2026-11-30-generator-options.md"),
+    ("model.generator.activation", "identity", "tanh", "2026-11-30-generator-options.md"),
+    ("model.generator.output_activation", "sigmoid_margin", "sigmoid", "2026-12-01-generator-output.md"),
+    ("model.generator.time_feature", "false", "true", "2026-12-01-generator-output.md"),
+    ("train.n_critic", "2", "1", "2026-12-01-generator-output.md")])
+def test_a_removed_option_names_its_own_results_page(tmp_path, key, value, inert, page):
+    message = removed_message(page) + "; remove the key"
     with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
         load_config(write(tmp_path, nested(key, value)))
     assert load_config(write(tmp_path, nested(key, inert))) == load_config(None)
