@@ -65,7 +65,8 @@ def _terms(*names, **options):
 # used the logistic loss), and the generator's SRU options of 2026-11-30: recipe_g_bidirectional, part of the
 # recipe since for data of up to 16 features (earlier "recipe" rows ran G in one direction), recipe_weight_c
 # and recipe_g_identity, removed; G's time input and output activation of 2026-12-01 (recipe_no_time_feature,
-# recipe_sigmoid_margin, recipe_output_identity) and two D updates per G update (recipe_n_critic_2), removed.
+# recipe_sigmoid_margin, recipe_output_identity) and two D updates per G update (recipe_n_critic_2), removed;
+# unequal learning rates (recipe_d_lr_double) and Adam's beta1 (recipe_beta1_0) of 2026-11-29, removed.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -78,10 +79,8 @@ VARIANTS = {
     "recipe_batch_64": ["train.batch_size=64"],  # sets of 512+ sequences: half the default batch
     "recipe_batch_256": ["train.batch_size=256"],  # and twice it
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
-    "recipe_lr_half": ["train.g_lr=0.0005", "train.d_lr=0.0005"],
-    "recipe_lr_double": ["train.g_lr=0.002", "train.d_lr=0.002"],
-    "recipe_d_lr_double": ["train.d_lr=0.002"],  # unequal rates (TTUR): D twice as fast as G
-    "recipe_beta1_0": ["train.beta1=0.0"],  # Adam without momentum in its first moment, as StyleGAN's
+    "recipe_lr_half": ["train.lr=0.0005"],
+    "recipe_lr_double": ["train.lr=0.002"],
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -101,7 +100,7 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_batch_reference", "recipe_reference_every_sequence", "recipe_hinge", "recipe_wasserstein",
            "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
            "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
-           "recipe_n_critic_2")
+           "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),

@@ -22,7 +22,7 @@ sampling.json holds the training lengths and attribute rows; the training data i
 model is a run folder (`gan-sru generate --run`, `evaluate`, `--resume` work on it) that can be moved.
 
 Keyword overrides: any config key as a dotted key in `overrides` ({"train.steps": 500}), or as a keyword:
-its last part where that is unique (steps, batch_size, g_lr, window, missing, holdout_fraction, ...), the
+its last part where that is unique (steps, batch_size, lr, window, missing, holdout_fraction, ...), the
 top-level keys (name, seed, run_dir), and generator_<key> / discriminator_<key> for model.generator.* /
 model.discriminator.* (generator_hidden_size=32).
 """

@@ -241,9 +241,7 @@ class TrainConfig(Section):
                                        "from the recipe")
     batch_size: int = key(128, "sequences per batch", ge=1)
     strategy: Literal[STRATEGIES] = key("detached", "how the fake batch is shared by the D and G steps")
-    g_lr: float = key(0.001, "generator Adam learning rate", gt=0)
-    d_lr: float = key(0.001, "discriminator Adam learning rate", gt=0)
-    beta1: float = key(0.5, "Adam beta1", ge=0, lt=1)
+    lr: float = key(0.001, "Adam learning rate of G and D", gt=0)
     beta2: float = key(0.999, "Adam beta2", ge=0, lt=1)
     g_ema: float = key(0.995, "decay of the moving average of G's weights used for sampling; 0: off", ge=0, lt=1)
     g_ema_rampup: Optional[float] = key(None, "cap the average's half-life at this fraction of the updates so far; "

@@ -1,13 +1,16 @@
 """Keys a config may still hold from earlier versions of the project.
 
-Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them. Terms and
+Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them; equal
+`train.g_lr` and `train.d_lr` become `train.lr` (unequal ones are refused: they were not better, same page as
+beta1). Terms and
 options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
 learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
 docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
 docs/results/2026-11-29-score-noise.md; the conv1d discriminator, dropout: docs/results/2026-11-29-optimizer.md;
 the choice of GAN loss, now always least squares: docs/results/2026-11-30-loss.md; the SRU's weight_c and
 identity activation in the generator: docs/results/2026-11-30-generator-options.md; its output activation and
-time input, and two D updates per G update: docs/results/2026-12-01-generator-output.md): a config holding one at its
+time input, and two D updates per G update: docs/results/2026-12-01-generator-output.md; Adam's beta1:
+docs/results/2026-11-29-optimizer.md): a config holding one at its
 inert value reads as without it; at any other value it is refused, naming the key, unless the caller reads a
 trained run folder only to sample from it (`removed="drop"`), which they do not affect; the generator's removed
 options shape its graph, so a run trained with one is refused even then.
@@ -68,13 +71,14 @@ REMOVED = {
     "model.generator.output_activation": "sigmoid",
     "model.generator.time_feature": True,
     "train.n_critic": 1,
+    "train.beta1": 0.5,
     **LR_SCHEDULE,
 }
 SRU_KEYS = ("model.generator.weight_c", "model.generator.activation")  # the generator's SRU options
 OUTPUT_KEYS = ("model.generator.output_activation", "model.generator.time_feature")  # G's output and time input
 # removed key -> its results page, where not RESULTS_PAGE
 OPTIMIZER_KEYS = ("train.weight_clip", "model.generator.dropout", "model.discriminator.channels",
-                  "model.discriminator.kernel_size")
+                  "model.discriminator.kernel_size", "train.beta1")
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
          "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE, "model.generator.layer_norm": SCORE_NOISE_PAGE,
          "train.loss": LOSS_PAGE, **dict.fromkeys(SRU_KEYS, GENERATOR_OPTIONS_PAGE),
@@ -85,7 +89,11 @@ GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state
 REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 
-KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED)
+# G's and D's learning rates, now one train.lr, and the value both had by default
+LR_KEYS = ("train.g_lr", "train.d_lr")
+OLD_LR = 0.001
+
+KEYS = set(TERM_KEYS) | set(OPTION_KEYS) | set(REMOVED) | set(LR_KEYS)
 
 
 def removed_term_error(name, where):
@@ -113,6 +121,7 @@ def translate(flat, origins, removed="refuse"):
             if removed != "drop":
                 raise _removed_error(origins.get(key, "<config>"), key, value, OPTIMIZER_PAGE, f"use {instead!r}")
             out[key] = instead  # sampling builds neither the discriminator nor the losses
+    _translate_rates(flat, origins, removed, out)
     old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
     if not old:
         return out
@@ -127,3 +136,24 @@ def translate(flat, origins, removed="refuse"):
                           **{option: flat[o] for o, option in options.items() if o in flat}})
     out["train.terms"] = terms  # given (possibly empty): the config chose its terms
     return out
+
+
+def _translate_rates(flat, origins, removed, out):
+    """train.g_lr and train.d_lr (an unset one at OLD_LR) -> out["train.lr"] when they are equal numbers; unequal
+    rates are refused, unless a run folder is read to sample (`removed="drop"`), which they do not affect."""
+    given = [k for k in LR_KEYS if k in flat]
+    if not given:
+        return
+    where = origins.get(given[0], "<config>")
+    if "train.lr" in flat:
+        raise ConfigError(f"{where}: {given[0]}: the learning rate of G and D is set by train.lr; remove {given[0]}")
+    rates = [flat.get(k, OLD_LR) for k in LR_KEYS]
+    for key, rate in zip(LR_KEYS, rates):
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+            raise ConfigError(f"{origins.get(key, where)}: {key}: got {rate!r} ({type(rate).__name__}); expected a "
+                              "number > 0 (now train.lr, the rate of G and D)")
+    if float(rates[0]) != float(rates[1]) and removed != "drop":
+        raise ConfigError(f"{where}: train.g_lr {rates[0]!r} and train.d_lr {rates[1]!r}: unequal learning rates "
+                          f"were removed: they did not improve the scores on real data ({OPTIMIZER_PAGE}); set one "
+                          "train.lr for G and D")
+    out["train.lr"] = rates[0]

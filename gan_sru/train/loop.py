@@ -187,8 +187,8 @@ class Trainer:
         last = self.run.list_checkpoints()
         where = (f"the last good checkpoint is {last[-1][1]} (step {last[-1][0]})" if last
                  else "no checkpoint was written yet")
-        return TrainingDiverged(f"training diverged at step {step}: {what}; {where}. Try lower learning rates "
-                                "(train.g_lr, train.d_lr) or train.grad_clip.")
+        return TrainingDiverged(f"training diverged at step {step}: {what}; {where}. Try a lower learning rate "
+                                "(train.lr) or train.grad_clip.")
 
     def _budget_spent(self):
         """True once train.budget's seconds are spent (rank 0's clock decides, so every rank stops at the same

@@ -18,6 +18,7 @@ from .terms import RealData, term_list
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
 _REFERENCE_STREAM = 11  # the terms' reference sample's
+ADAM_BETA1 = 0.5  # beta1 = 0 was worse on wide data (docs/results/2026-11-29-optimizer.md)
 # the terms' references come from at most this many sequences per bucket: their statistics' sampling error is
 # a 45th of the data's spread, a quarter of a batch of 128's
 REFERENCE_SEQUENCES = 2048
@@ -86,8 +87,8 @@ class GanSteps:
         self.graph_for(spec.boundaries[0])  # creates the parameters
         self.g_params, self.d_params = generator_params(), discriminator_params()
         t = self.tcfg
-        self.solver_g = S.Adam(t.g_lr, t.beta1, t.beta2)
-        self.solver_d = S.Adam(t.d_lr, t.beta1, t.beta2)
+        self.solver_g = S.Adam(t.lr, ADAM_BETA1, t.beta2)
+        self.solver_d = S.Adam(t.lr, ADAM_BETA1, t.beta2)
         self.solver_g.set_parameters(self.g_params)
         self.solver_d.set_parameters(self.d_params)
         # moving average of G's weights (Variables, so checkpoints save and restore them like parameters)

@@ -1,12 +1,11 @@
 """The search space of `gan-sru tune` and a trial's values as config keys."""
 import math
 
-# The search space: (dotted key or pseudo-key, kind, arguments). Learning rates log-uniform; sizes as
+# The search space: (dotted key or pseudo-key, kind, arguments). The learning rate log-uniform; sizes as
 # factors of the size rules (gan_sru/sizes.py); D depth; batch; weights of two of G's terms (log-uniform).
 # A term's weight is named by the key it had before train.terms, so studies begun then go on.
 SPACE = (
-    ("train.g_lr", "log", (1e-4, 3e-3)),
-    ("train.d_lr", "log", (1e-4, 3e-3)),
+    ("train.lr", "log", (1e-4, 3e-3)),
     ("train.batch_size", "choice", (32, 64, 128, 256)),
     ("generator_size_factor", "choice", (0.5, 1.0, 2.0)),  # x the rule's generator.hidden_size
     ("discriminator_size_factor", "choice", (0.5, 1.0, 2.0)),  # x the rule's discriminator.hidden_size

@@ -412,9 +412,9 @@ def test_checkpoint_of_other_sizes_is_refused_naming_the_parameter(tmp_path):
 def test_diverging_loss_stops_with_the_last_good_checkpoint_kept(tmp_path, reference):
     run = RunFolder(tmp_path / "run")
     assert_ok(run_to_end(train_cmd(tmp_path, 4)))
-    diverged = run_to_end(train_cmd(tmp_path, STEPS, {"train.d_lr": 1e30}, resume=True))
+    diverged = run_to_end(train_cmd(tmp_path, STEPS, {"train.lr": 1e30}, resume=True))
     assert_clean_error(diverged, rf"training diverged at step 4: .*nan.*the last good checkpoint is "
-                                 rf"{re.escape(run.checkpoint_path(4))} \(step 4\)\. Try lower learning rates")
+                                 rf"{re.escape(run.checkpoint_path(4))} \(step 4\)\. Try a lower learning rate")
     assert [s for s, _ in run.list_checkpoints()] == [2, 4]
     assert_all_checkpoints_load(run)
     # the failed attempt changed nothing: resumed with the old rate, the run ends as if never stopped
@@ -428,7 +428,7 @@ def test_diverging_loss_stops_with_the_last_good_checkpoint_kept(tmp_path, refer
 def test_parameters_that_overflow_are_never_checkpointed(tmp_path):
     """A learning rate beyond float32 turns G's parameters into inf in the update after a finite loss."""
     run = RunFolder(tmp_path / "run")
-    diverged = run_to_end(train_cmd(tmp_path, 6, {"train.g_lr": 1e39, "train.checkpoint_every": 1}))
+    diverged = run_to_end(train_cmd(tmp_path, 6, {"train.lr": 1e39, "train.checkpoint_every": 1}))
     assert_clean_error(diverged, r"training diverged at step \d+: .*(nan|inf|not finite).*"
                                  r"(no checkpoint was written yet|the last good checkpoint is)")
     assert_all_checkpoints_load(run)

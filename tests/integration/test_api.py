@@ -101,10 +101,10 @@ def test_refusals_name_the_problem_and_leave_nothing(tmp_path):
 
 
 def test_config_dict_dotted_overrides_and_aliases():
-    model = SequenceGAN({"train": {"steps": 7}}, overrides={"model.generator.hidden_size": 5}, seed=3, g_lr=0.01,
+    model = SequenceGAN({"train": {"steps": 7}}, overrides={"model.generator.hidden_size": 5}, seed=3, lr=0.01,
                         discriminator_num_layers=2)
     assert model.cfg["train"]["steps"] == 7 and model.cfg["model"]["generator"]["hidden_size"] == 5
-    assert model.cfg["seed"] == 3 and model.cfg["train"]["g_lr"] == 0.01
+    assert model.cfg["seed"] == 3 and model.cfg["train"]["lr"] == 0.01
     assert model.cfg["model"]["discriminator"]["num_layers"] == 2
     assert SequenceGAN(config=os.path.join(REPO, "configs", "sines.yaml"), steps=9).cfg["train"]["steps"] == 9
 

@@ -286,7 +286,7 @@ def test_a_stopped_rank_ends_every_rank_within_train_peer_timeout(tmp_path):
 
 @slow
 def test_a_diverging_loss_stops_every_rank_with_one_error(tmp_path):
-    result = run(mpirun(2) + train_args(tmp_path, STEPS, {"train.d_lr": 1e30}))
+    result = run(mpirun(2) + train_args(tmp_path, STEPS, {"train.lr": 1e30}))
     one_error(result, r"training diverged at step \d+: .*nan")
     assert result[0] == 2
 
@@ -311,9 +311,9 @@ def test_a_failed_write_at_rank_0_stops_every_rank_with_one_error(tmp_path):
 
 def test_ranks_started_with_different_configs_are_refused(tmp_path):
     cmd = train_args(tmp_path, STEPS)
-    result = run(mpirun(1) + cmd + [":", "-n", "1"] + cmd + ["--set", "train.g_lr=0.002"])
+    result = run(mpirun(1) + cmd + [":", "-n", "1"] + cmd + ["--set", "train.lr=0.002"])
     one_error(result, r"the 2 ranks hold different resolved configs: rank 1 differs from rank 0 \(rank 0 vs rank "
-                      r"1: config\.train\.g_lr: 0\.001 vs 0\.002\); start every rank with the same command line")
+                      r"1: config\.train\.lr: 0\.001 vs 0\.002\); start every rank with the same command line")
     assert os.listdir(tmp_path) == []  # refused before anything was written
 
 

@@ -202,7 +202,7 @@ def test_existing_run_needs_resume(tmp_path):
 
 
 def test_gradient_clipping_bounds_the_update(tmp_path):
-    cfg = tiny_cfg(tmp_path, "train.grad_clip=1e-6", "train.g_lr=1.0", "train.d_lr=1.0")
+    cfg = tiny_cfg(tmp_path, "train.grad_clip=1e-6", "train.lr=1.0")
     steps = make_steps(cfg, "detached")
     before = snapshot()
     steps.step(0)
@@ -214,13 +214,13 @@ def test_gradient_clipping_bounds_the_update(tmp_path):
     assert any(not np.array_equal(before[k], v) for k, v in snapshot().items())
 
 
-def test_learning_rates_stay_at_g_lr_and_d_lr(tmp_path):
-    """No schedule: each solver keeps its own rate at every step (docs/results/2026-11-29-settling.md)."""
-    steps = make_steps(tiny_cfg(tmp_path, "train.steps=4", "train.g_lr=2e-3", "train.d_lr=5e-4"), "detached")
+def test_learning_rate_stays_at_train_lr(tmp_path):
+    """No schedule: both solvers keep train.lr at every step (docs/results/2026-11-29-settling.md)."""
+    steps = make_steps(tiny_cfg(tmp_path, "train.steps=4", "train.lr=2e-3"), "detached")
     for step in range(4):
         steps.step(step)
         assert steps.solver_g.learning_rate() == pytest.approx(2e-3)
-        assert steps.solver_d.learning_rate() == pytest.approx(5e-4)
+        assert steps.solver_d.learning_rate() == pytest.approx(2e-3)
 
 
 def _logits(values):

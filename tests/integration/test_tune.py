@@ -60,7 +60,7 @@ def test_two_workers_complete_n_trials_between_them(tmp_path):
     for t in finished:
         assert any(n.endswith(".npz") for n in os.listdir(os.path.join(t.user_attrs["run"], "checkpoints")))
     best = load_config(str(tmp_path / "best.yaml"))
-    assert best.train.g_lr == pytest.approx(study.best_trial.params["train.g_lr"])
+    assert best.train.lr == pytest.approx(study.best_trial.params["train.lr"])
     assert best.data.holdout_fraction == pytest.approx(0.1)  # the config's own split, not the trials'
     assert best.name == "sines-tuned"
     assert "train it:    gan-sru train --config best.yaml" in p.stdout
@@ -159,11 +159,11 @@ def test_size_factors_follow_the_size_rules():
     from gan_sru.tuning import to_config_values
 
     rules = rule_sizes(5, 24)
-    out = to_config_values({"generator_size_factor": 0.5, "discriminator_size_factor": 2.0, "train.g_lr": 1e-3},
+    out = to_config_values({"generator_size_factor": 0.5, "discriminator_size_factor": 2.0, "train.lr": 1e-3},
                            5, 24)
     assert out["model.generator.hidden_size"] == max(16, -(-rules["model.generator.hidden_size"] // 32) * 16)
     assert out["model.discriminator.hidden_size"] == rules["model.discriminator.hidden_size"] * 2
-    assert out["train.g_lr"] == 1e-3
+    assert out["train.lr"] == 1e-3
 
 
 def test_term_weights_become_train_terms_on_top_of_the_configs_own():

@@ -68,14 +68,14 @@ def test_empty_file_and_empty_section_mean_defaults(tmp_path):
 
 
 def test_float_forms_and_int_for_float(tmp_path):
-    cfg = load_config(write(tmp_path, "train:\n  g_lr: 1e-3\n  d_lr: 2\n  beta2: 9.9e-1\n"))
-    assert cfg["train"]["g_lr"] == 0.001
-    assert cfg["train"]["d_lr"] == 2.0 and isinstance(cfg["train"]["d_lr"], float)
+    cfg = load_config(write(tmp_path, "train:\n  lr: 1e-3\n  grad_clip: 2\n  beta2: 9.9e-1\n"))
+    assert cfg["train"]["lr"] == 0.001
+    assert cfg["train"]["grad_clip"] == 2.0 and isinstance(cfg["train"]["grad_clip"], float)
     assert cfg["train"]["beta2"] == 0.99
 
 
 def test_dump_then_load_round_trip(tmp_path):
-    cfg = load_config(None, ["name=1e-3", "train.g_lr=1e-05", "train.grad_clip=0.5", "data.source=file",
+    cfg = load_config(None, ["name=1e-3", "train.lr=1e-05", "train.grad_clip=0.5", "data.source=file",
                              "data.path=x.csv", "data.csv_feature_columns=[a, 'yes', '1.5']", "seed=7"])
     path = tmp_path / "resolved.yaml"
     dump_config(cfg, path)
@@ -102,8 +102,8 @@ def test_schema_markdown_lists_every_key():
 
 @pytest.mark.parametrize("text, keys, value", [
     ("train.steps=500", ["train", "steps"], 500),
-    ("train.g_lr=1e-3", ["train", "g_lr"], 0.001),
-    ("train.g_lr=.5", ["train", "g_lr"], 0.5),
+    ("train.lr=1e-3", ["train", "lr"], 0.001),
+    ("train.lr=.5", ["train", "lr"], 0.5),
     ("model.generator.bidirectional=true", ["model", "generator", "bidirectional"], True),
     ("train.grad_clip=null", ["train", "grad_clip"], None),
     ("train.grad_clip=", ["train", "grad_clip"], None),
@@ -209,9 +209,9 @@ def test_unknown_keys_refused_with_suggestion(tmp_path, text, pattern):
     ("train:\n  steps: true\n", r"train.steps: got True \(bool\); expected an integer"),
     ("train:\n  steps: 2.5\n", r"train.steps: got 2.5 \(float\); expected an integer"),
     ("train:\n  steps: null\n", r"train.steps: got None \(null\); expected an integer"),
-    ("train:\n  g_lr: true\n", r"train.g_lr: got True \(bool\); expected a number > 0"),
-    ("train:\n  g_lr: '0.1'\n", r"train.g_lr: got '0.1' \(str\); expected a number"),
-    ("train:\n  g_lr: .nan\n", r"train.g_lr: got nan \(float\); expected a number > 0 \(finite\)"),
+    ("train:\n  lr: true\n", r"train.lr: got True \(bool\); expected a number > 0"),
+    ("train:\n  lr: '0.1'\n", r"train.lr: got '0.1' \(str\); expected a number"),
+    ("train:\n  lr: .nan\n", r"train.lr: got nan \(float\); expected a number > 0 \(finite\)"),
     ("train:\n  grad_clip: .inf\n", r"train.grad_clip: got inf \(float\); expected a number > 0 or null \(finite\)"),
     ("train:\n  g_ema_rampup: .nan\n", r"train.g_ema_rampup: got nan \(float\); expected a number > 0 or null"),
     ("model:\n  generator:\n    bidirectional: 1\n", r"bidirectional: got 1 \(int\); expected true or false"),
@@ -229,13 +229,13 @@ def test_wrong_types_refused(tmp_path, text, pattern):
 
 
 @pytest.mark.parametrize("text, pattern", [
-    ("train:\n  g_lr: 0\n", r"train.g_lr: got 0.0 \(float\); expected a number > 0"),
+    ("train:\n  lr: 0\n", r"train.lr: got 0.0 \(float\); expected a number > 0"),
     ("train:\n  steps: 0\n", r"train.steps: got 0 \(int\); expected an integer >= 1"),
     ("data:\n  holdout_fraction: 1.0\n", r"holdout_fraction: got 1.0 \(float\); expected a number \[0, 1\)"),
     ("seed: -1\n", r"seed: got -1 \(int\); expected an integer \[0, 4294967295\]"),
     ("seed: 4294967296\n", r"seed: got 4294967296 \(int\); expected an integer \[0, 4294967295\]"),
     ("train:\n  grad_clip: -1\n", r"grad_clip: got -1.0 \(float\); expected a number > 0 or null"),
-    ("train:\n  g_lr: 1e400\n", r"g_lr: got inf \(float\)"),
+    ("train:\n  lr: 1e400\n", r"lr: got inf \(float\)"),
 ])
 def test_out_of_range_refused(tmp_path, text, pattern):
     refused(tmp_path, text, pattern)
@@ -310,10 +310,10 @@ def test_budget_and_terms_refused(tmp_path, text, pattern):
 # ---------------------------------------------------------------- typed models, dict access, old run folders
 
 def test_typed_attributes_and_dict_access_agree(tmp_path):
-    cfg = load_config(write(tmp_path, "train:\n  steps: 10\n  g_lr: 1\n"))
+    cfg = load_config(write(tmp_path, "train:\n  steps: 10\n  lr: 1\n"))
     assert isinstance(cfg, Config) and isinstance(cfg.train, TrainConfig)
     assert cfg.train.steps == cfg["train"]["steps"] == 10
-    assert cfg.train.g_lr == 1.0 and isinstance(cfg.train.g_lr, float)  # an integer read for a float key
+    assert cfg.train.lr == 1.0 and isinstance(cfg.train.lr, float)  # an integer read for a float key
     assert cfg.model.generator.name == cfg["model"]["generator"]["name"] == "sru"
     assert "steps" in cfg["train"] and "nope" not in cfg["train"] and cfg["train"].get("nope", 7) == 7
     assert cfg["train"].get("batch_size") == 128 and len(cfg["train"]) == len(TrainConfig.model_fields)
@@ -359,6 +359,7 @@ def test_legacy_run_folder_config_loads_to_sample_from(tmp_path):
     assert [(t["name"], t["weight"]) for t in cfg.train.terms] == [("moment", 1.0), ("sequence_moment", 1.0)]
     assert cfg.train.terms[1] == {"name": "sequence_moment", "weight": 1.0, "tails": False, "lags": 1}
     assert cfg.train.budget is None  # a key added since: its default
+    assert cfg.train.lr == 0.001 and "g_lr" not in cfg.train  # its equal rates, as the one rate
     out = tmp_path / "config.yaml"
     dump_config(cfg, out, comment="world_size: 1")
     assert out.read_text().startswith("# world_size: 1\nname: wide\n")

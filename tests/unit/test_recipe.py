@@ -76,8 +76,8 @@ def series_csv(path, n=400):
 def test_set_keys_are_what_the_config_was_given():
     from gan_sru.config import load_config, resolve_config, set_keys
 
-    cfg = load_config(None, ["train.g_lr=0.002", "data.window=12"])
-    assert set_keys(cfg) == {"train.g_lr", "data.window"}
+    cfg = load_config(None, ["train.lr=0.002", "data.window=12"])
+    assert set_keys(cfg) == {"train.lr", "data.window"}
     assert set_keys(resolve_config(cfg)) == set_keys(cfg)  # resolving again keeps what is unset unset
     cfg.train.batch_size = 16  # code that sets a key sets it
     assert "train.batch_size" in set_keys(cfg)

@@ -32,7 +32,7 @@ def test_a_resume_may_change_train_keys_and_nothing_else(tmp_path):
     assert {"config.yaml", "data_summary.json", "sampling.json"} <= set(os.listdir(run.path))
     saved = load_config(run.config_path)
     assert changed_keys(run, saved) == []
-    assert changed_keys(run, changed(saved, **{"train.steps": 9, "train.g_lr": 0.01})) == []  # train.* may
+    assert changed_keys(run, changed(saved, **{"train.steps": 9, "train.lr": 0.01})) == []  # train.* may
     more = Trainer(tiny(tmp_path, "train.steps=4"), resume=True, progress=False, out=io.StringIO())
     more.train()
     assert more.run.latest_checkpoint()[0] == 4

@@ -106,12 +106,36 @@ def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
     ("model.generator.activation", "identity", "tanh", "2026-11-30-generator-options.md"),
     ("model.generator.output_activation", "sigmoid_margin", "sigmoid", "2026-12-01-generator-output.md"),
     ("model.generator.time_feature", "false", "true", "2026-12-01-generator-output.md"),
-    ("train.n_critic", "2", "1", "2026-12-01-generator-output.md")])
+    ("train.n_critic", "2", "1", "2026-12-01-generator-output.md"),
+    ("train.beta1", "0.0", "0.5", "2026-11-29-optimizer.md")])
 def test_a_removed_option_names_its_own_results_page(tmp_path, key, value, inert, page):
     message = removed_message(page) + "; remove the key"
     with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
         load_config(write(tmp_path, nested(key, value)))
     assert load_config(write(tmp_path, nested(key, inert))) == load_config(None)
+
+
+@pytest.mark.parametrize("text, lr", [("  g_lr: 0.002\n  d_lr: 2.0e-3\n", 0.002), ("  d_lr: 0.001\n", 0.001),
+                                      ("  g_lr: 1\n  d_lr: 1\n", 1.0)])
+def test_equal_g_lr_and_d_lr_become_train_lr(tmp_path, text, lr):
+    cfg = load_config(write(tmp_path, "train:\n" + text))
+    assert cfg.train.lr == lr and "g_lr" not in cfg.train and "d_lr" not in cfg.train
+    assert cfg == load_config(None, [f"train.lr={lr}"])
+
+
+def test_unequal_bad_or_doubled_learning_rates_are_refused_naming_the_keys(tmp_path):
+    page = re.escape("docs/results/2026-11-29-optimizer.md")
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: train.g_lr 0.001 and train.d_lr 0.002: unequal learning rates "
+                                          rf"were removed: .*\({page}\); set one train.lr for G and D"):
+        load_config(write(tmp_path, "train:\n  d_lr: 0.002\n"))
+    with pytest.raises(ConfigError, match=r"--set 'train.g_lr=x': train.g_lr: got 'x' \(str\); expected a number "
+                                          r"> 0 \(now train.lr, the rate of G and D\)"):
+        load_config(None, ["train.g_lr=x"])
+    with pytest.raises(ConfigError, match=r"cfg.yaml: train.g_lr: the learning rate of G and D is set by train.lr; "
+                                          r"remove train.g_lr"):
+        load_config(write(tmp_path, "train:\n  g_lr: 0.002\n  lr: 0.002\n"))
+    # a run folder read to sample from: its rates do not affect sampling
+    assert load_config(write(tmp_path, "train:\n  d_lr: 0.002\n"), removed="drop") == load_config(None)
 
 
 @pytest.mark.parametrize("key, value", [("train.weight_clip", "0.05"), ("model.generator.dropout", "0.1")])

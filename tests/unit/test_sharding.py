@@ -171,9 +171,9 @@ def test_the_state_digest_sees_every_parameter_and_adams_step_count():
 
 
 def test_differences_name_the_keys():
-    a = {"train": {"g_lr": 0.001, "steps": 5}, "seed": 0}
-    b = {"train": {"g_lr": 0.002, "steps": 5}, "seed": 1}
-    assert distributed.differences(a, b) == ["seed: 0 vs 1", "train.g_lr: 0.001 vs 0.002"]
+    a = {"train": {"lr": 0.001, "steps": 5}, "seed": 0}
+    b = {"train": {"lr": 0.002, "steps": 5}, "seed": 1}
+    assert distributed.differences(a, b) == ["seed: 0 vs 1", "train.lr: 0.001 vs 0.002"]
 
 
 def test_the_world_size_is_a_comment_in_the_run_config_not_a_setting(tmp_path):

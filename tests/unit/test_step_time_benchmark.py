@@ -44,13 +44,13 @@ def test_variants_of_one_tree_are_timed_with_their_overrides(tmp_path, monkeypat
     out = tmp_path / "results"
     monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", REPO, "--configs", "sines", "--steps", "2",
                                       "--rounds", "1", "--out", str(out), "--variant", "",
-                                      "--variant", "train.g_lr=0.002,train.d_lr=0.002"])
+                                      "--variant", "train.lr=0.002,train.beta2=0.99"])
     step_time.main()
     doc = json.loads((out / "step_time.json").read_text())
-    assert [r["sets"] for r in doc["rows"]] == [[], ["train.g_lr=0.002", "train.d_lr=0.002"]]
-    assert capsys.readouterr().out.rstrip().endswith("train.g_lr=0.002,train.d_lr=0.002")
+    assert [r["sets"] for r in doc["rows"]] == [[], ["train.lr=0.002", "train.beta2=0.99"]]
+    assert capsys.readouterr().out.rstrip().endswith("train.lr=0.002,train.beta2=0.99")
     monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", REPO, "--configs", "sines", "--steps", "2",
                                       "--rounds", "1", "--out", str(out), "--variant", "", "--variant",
-                                      "train.g_lr=0"])
-    with pytest.raises(SystemExit, match="train.g_lr"):
+                                      "train.lr=0"])
+    with pytest.raises(SystemExit, match="train.lr"):
         step_time.main()
