@@ -4,7 +4,7 @@ overrides, side by side: what a code change or an option saves.
     .venv/bin/python benchmarks/step_time.py --trees OLD_CHECKOUT,. [--configs wide,sines] [--steps 40]
         [--rounds 3] [--set KEY=VALUE ...]
     .venv/bin/python benchmarks/step_time.py --trees . --variant "" --variant data.seq_len=64 \
-        --variant data.seq_len=64,model.discriminator.identity_skip=true
+        --variant data.seq_len=64,train.batch_size=64
 
 Each (tree, variant) pair is one contender, the first the baseline; a variant is comma-separated KEY=VALUE
 overrides on top of --set ("" for none).

@@ -217,8 +217,6 @@ class DiscriminatorConfig(Section):
                                   "joined to every step")
     spectral: bool = key(False, "with projection: also a head on each feature's magnitude spectrum")
     num_layers: int = key(1, "stacked layers", ge=1)
-    identity_skip: bool = key(False, "sru_bi: layers after the first take their skip input from their input, "
-                                     "as the official SRU does")
 
 
 class ModelConfig(Section):
@@ -244,8 +242,6 @@ class TrainConfig(Section):
     lr: float = key(0.001, "Adam learning rate of G and D", gt=0)
     beta2: float = key(0.999, "Adam beta2", ge=0, lt=1)
     g_ema: float = key(0.995, "decay of the moving average of G's weights used for sampling; 0: off", ge=0, lt=1)
-    g_ema_rampup: Optional[float] = key(None, "cap the average's half-life at this fraction of the updates so far; "
-                                              "null: off", gt=0)
     grad_clip: Optional[float] = key(None, "clip gradients to this global norm; null: no clipping", gt=0)
     gumbel_tau_start: float = key(1.0, "categorical features: Gumbel-softmax temperature at step 0", gt=0)
     gumbel_tau_end: float = key(0.3, "categorical features: temperature at train.steps (exponential decay)", gt=0)

@@ -10,7 +10,8 @@ docs/results/2026-11-29-score-noise.md; the conv1d discriminator, dropout: docs/
 the choice of GAN loss, now always least squares: docs/results/2026-11-30-loss.md; the SRU's weight_c and
 identity activation in the generator: docs/results/2026-11-30-generator-options.md; its output activation and
 time input, and two D updates per G update: docs/results/2026-12-01-generator-output.md; Adam's beta1:
-docs/results/2026-11-29-optimizer.md): a config holding one at its
+docs/results/2026-11-29-optimizer.md; D's identity skip and the weight average's ramp-up: REASONS): a config
+holding one at its
 inert value reads as without it; at any other value it is refused, naming the key, unless the caller reads a
 trained run folder only to sample from it (`removed="drop"`), which they do not affect; the generator's removed
 options shape its graph, so a run trained with one is refused even then.
@@ -25,6 +26,8 @@ OPTIMIZER_PAGE = "docs/results/2026-11-29-optimizer.md"
 LOSS_PAGE = "docs/results/2026-11-30-loss.md"
 GENERATOR_OPTIONS_PAGE = "docs/results/2026-11-30-generator-options.md"
 GENERATOR_OUTPUT_PAGE = "docs/results/2026-12-01-generator-output.md"
+CAPACITY_PAGE = "docs/results/2026-11-29-capacity.md"
+CONDITIONAL_PAGE = "docs/results/2026-11-28-conditional.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -72,6 +75,8 @@ REMOVED = {
     "model.generator.time_feature": True,
     "train.n_critic": 1,
     "train.beta1": 0.5,
+    "model.discriminator.identity_skip": False,
+    "train.g_ema_rampup": None,
     **LR_SCHEDULE,
 }
 SRU_KEYS = ("model.generator.weight_c", "model.generator.activation")  # the generator's SRU options
@@ -82,7 +87,13 @@ OPTIMIZER_KEYS = ("train.weight_clip", "model.generator.dropout", "model.discrim
 PAGES = {**dict.fromkeys(LR_SCHEDULE, SETTLE_PAGE), **dict.fromkeys(OPTIMIZER_KEYS, OPTIMIZER_PAGE),
          "model.generator.output_noise_dim": OUTPUT_NOISE_PAGE, "model.generator.layer_norm": SCORE_NOISE_PAGE,
          "train.loss": LOSS_PAGE, **dict.fromkeys(SRU_KEYS, GENERATOR_OPTIONS_PAGE),
-         **dict.fromkeys(OUTPUT_KEYS + ("train.n_critic",), GENERATOR_OUTPUT_PAGE)}
+         **dict.fromkeys(OUTPUT_KEYS + ("train.n_critic",), GENERATOR_OUTPUT_PAGE),
+         "model.discriminator.identity_skip": CAPACITY_PAGE, "train.g_ema_rampup": CONDITIONAL_PAGE}
+# removed key -> why, where not "it did not improve the scores on real data"
+REASONS = {"model.discriminator.identity_skip": "it acts only on a second discriminator layer, and a second layer "
+                                                "scored worse",
+           "train.g_ema_rampup": "at g_ema 0.995 the initial weights' share of the average is below 1% after 1,000 "
+                                 "updates, and the ramp-up did not help conditional runs"}
 GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state", "model.generator.output_noise_dim",
                   "model.generator.layer_norm") + SRU_KEYS + OUTPUT_KEYS  # change what G computes
 # a kept key's removed value -> the value a run folder read to sample from takes instead
@@ -102,8 +113,8 @@ def removed_term_error(name, where):
 
 
 def _removed_error(where, key, value, page, fix):
-    return ConfigError(f"{where}: {key}: {value!r}: this option was removed: it did not improve the scores on real "
-                       f"data ({page}); {fix}")
+    why = REASONS.get(key, "it did not improve the scores on real data")
+    return ConfigError(f"{where}: {key}: {value!r}: this option was removed: {why} ({page}); {fix}")
 
 
 def translate(flat, origins, removed="refuse"):

@@ -33,7 +33,7 @@ def sru_bi_discriminator(dcfg, seqs, mask, train=True, features=False):
     """Bidirectional SRU stack; the time-mean of its output and its last states -> MLP head -> logit."""
     with nn.parameter_scope("discriminator"):
         h, c_last = sru(seqs, dcfg["hidden_size"], num_layers=dcfg["num_layers"], bidirectional=True,
-                        mask=mask, train=train, name="sru", identity_skip=dcfg.get("identity_skip", False))
+                        mask=mask, train=train, name="sru")
         top = F.reshape(F.slice(c_last, start=(c_last.shape[0] - 1, 0, 0), stop=c_last.shape),
                         c_last.shape[1:])
         parts = [_mean_over_valid_steps(h, mask), F.tanh(top)]

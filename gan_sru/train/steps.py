@@ -43,18 +43,6 @@ def clip_global_norm(solver, params, max_norm):
     return norm
 
 
-def ema_decay_at(step, decay, rampup=None):
-    """The decay of G's weight average at update `step` (0-based; a pure function of the step, so a resumed
-    run continues it). Without rampup: `decay`. With rampup (stylegan2-ada's ema_rampup): the average's
-    half-life, log(0.5) / log(decay) updates, is capped at rampup x (step + 1), so the random initial
-    weights and the first updates are forgotten as training goes on (with decay 0.999 and no ramp-up they
-    still make up 0.999^3000 = 5% of the average after 3000 updates)."""
-    if rampup is None or decay <= 0:
-        return decay
-    half_life = min(math.log(0.5) / math.log(decay), rampup * (step + 1))
-    return 0.5 ** (1.0 / half_life)
-
-
 # ---------------------------------------------------------------- the step
 
 class GanSteps:
@@ -165,7 +153,7 @@ class GanSteps:
         with obs.phase("g_step"):
             d_loss, g_loss, stop = self.g_step(g)
         self.any_stop = stop > 0
-        decay = ema_decay_at(step, self.ema_decay, self.tcfg.g_ema_rampup)
+        decay = self.ema_decay
         for k, e in self.ema.items():
             e.d = decay * e.d + (1.0 - decay) * self.g_params[k].d
         return d_loss, g_loss

@@ -287,25 +287,6 @@ def test_generator_weight_average_is_updated_saved_and_used_for_sampling(tmp_pat
     assert run.step == 2
 
 
-def test_weight_average_ramp_up_caps_its_half_life_and_forgets_the_initial_weights(tmp_path):
-    from gan_sru.train.steps import ema_decay_at
-
-    assert ema_decay_at(5, 0.999) == 0.999 and ema_decay_at(5, 0.0, 0.2) == 0.0
-    decays = [ema_decay_at(t, 0.999, 0.2) for t in range(0, 10000, 50)]
-    assert decays[0] == pytest.approx(0.5 ** 5)  # half-life 0.2 updates at the first one
-    assert all(a <= b for a, b in zip(decays, decays[1:])) and decays[-1] == pytest.approx(0.999)
-    assert ema_decay_at(999, 0.999, 0.2) == pytest.approx(0.5 ** (1 / 200))  # capped: half-life 0.2 x 1000
-    # after 3000 updates at 0.999 the initial weights' share: 5% without the ramp-up, ~0 with it
-    share = {r: np.prod([ema_decay_at(t, 0.999, r) for t in range(3000)]) for r in (None, 0.2)}
-    assert share[None] == pytest.approx(0.999 ** 3000) and share[0.2] < 1e-12
-
-    steps = make_steps(tiny_cfg(tmp_path, "train.g_ema=0.9", "train.g_ema_rampup=0.5"), "detached")
-    init = {k: v.d.copy() for k, v in steps.g_params.items()}
-    steps.step(0)  # decay 0.5 ** (1 / 0.5) = 0.25 at the first update
-    for k, p in steps.g_params.items():
-        np.testing.assert_allclose(steps.ema[k].d, 0.25 * init[k] + 0.75 * p.d, rtol=1e-5, atol=1e-7)
-
-
 def test_resuming_a_finished_run_says_so_and_keeps_its_files(tmp_path):
     import io
 

@@ -213,7 +213,7 @@ def test_unknown_keys_refused_with_suggestion(tmp_path, text, pattern):
     ("train:\n  lr: '0.1'\n", r"train.lr: got '0.1' \(str\); expected a number"),
     ("train:\n  lr: .nan\n", r"train.lr: got nan \(float\); expected a number > 0 \(finite\)"),
     ("train:\n  grad_clip: .inf\n", r"train.grad_clip: got inf \(float\); expected a number > 0 or null \(finite\)"),
-    ("train:\n  g_ema_rampup: .nan\n", r"train.g_ema_rampup: got nan \(float\); expected a number > 0 or null"),
+    ("train:\n  g_ema: .nan\n", r"train.g_ema: got nan \(float\); expected a number \[0, 1\)"),
     ("model:\n  generator:\n    bidirectional: 1\n", r"bidirectional: got 1 \(int\); expected true or false"),
     ("name: no\n", r"name: got False \(bool\); expected a string.*quote it"),
     ("name: ../x\n", r"name: got '../x' \(str\); expected a string matching"),

@@ -14,7 +14,7 @@ def _batch(L=7, B=3, C=4, seed=0):
     return x * mask[:, :, None], mask, lengths
 
 
-@pytest.mark.parametrize("options", [{}, {"num_layers": 3, "identity_skip": True}])
+@pytest.mark.parametrize("options", [{}, {"num_layers": 3}])
 def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
     from gan_sru.config import load_config
     from gan_sru.networks import discriminator
@@ -35,20 +35,16 @@ def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
     np.testing.assert_allclose(y.d, clean, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("identity_skip", [False, True])
-def test_sru_bi_identity_skip_narrows_the_layers_after_the_first(identity_skip):
-    """model.discriminator.identity_skip: layer 1 on (input 2 x 8 wide) has 3 projections per direction,
-    not 4; layer 0 (input 4 wide) keeps its fourth either way."""
+def test_sru_bi_layers_each_have_four_projections_per_direction():
+    """Layer 0 reads 4 features, layers 1 on the 2 x 8 outputs below; each has its own skip projection."""
     from gan_sru.config import load_config
     from gan_sru.networks import discriminator
 
-    dcfg = load_config("configs/sines.yaml", ["model.discriminator.hidden_size=8", "model.discriminator.num_layers=3",
-                                              f"model.discriminator.identity_skip={str(identity_skip).lower()}"])
+    dcfg = load_config("configs/sines.yaml", ["model.discriminator.hidden_size=8", "model.discriminator.num_layers=3"])
     x, mask, _ = _batch()
-    with nn.parameter_scope(f"skip{identity_skip}"):
+    with nn.parameter_scope("layers3"):
         discriminator(dcfg["model"]["discriminator"], nn.Variable.from_numpy_array(x),
                       nn.Variable.from_numpy_array(mask))
         shapes = {k.split("/sru/")[1]: v.shape for k, v in nn.get_parameters().items() if k.endswith("/W")
                   and "/sru/" in k}
-    K = 3 if identity_skip else 4
-    assert shapes == {"layer0/W": (4, 2 * 4 * 8), "layer1/W": (16, 2 * K * 8), "layer2/W": (16, 2 * K * 8)}
+    assert shapes == {"layer0/W": (4, 2 * 4 * 8), "layer1/W": (16, 2 * 4 * 8), "layer2/W": (16, 2 * 4 * 8)}

@@ -18,10 +18,11 @@ def nested(key, value, extra=""):
     return text + f"{pad}{leaf}: {value}\n" + "".join(f"{pad}{line}\n" for line in extra.splitlines())
 
 
-def removed_message(page):
-    """The refusal's text for an option removed with the results page docs/results/`page`, as a pattern."""
-    return (r"this option was removed: it did not improve the scores on real data \(docs/results/" + re.escape(page)
-            + r"\)")
+def removed_message(page, why=None):
+    """The refusal's text for an option removed with the results page docs/results/`page` (and the reason `why`,
+    where not the usual one), as a pattern."""
+    why = why or "it did not improve the scores on real data"
+    return rf"this option was removed: {re.escape(why)} \(docs/results/{re.escape(page)}\)"
 
 
 REMOVED_MESSAGE = removed_message("2026-11-28-recipe.md") + "; remove the key"
@@ -55,7 +56,7 @@ def test_set_of_an_old_term_key_works():
 @pytest.mark.parametrize("key", sorted(retired.REMOVED))
 def test_a_removed_key_at_its_inert_value_is_dropped(tmp_path, key):
     value = retired.REMOVED[key]
-    text = value if isinstance(value, str) else str(value).lower()  # as YAML writes it
+    text = value if isinstance(value, str) else "null" if value is None else str(value).lower()  # as YAML writes it
     from_file = load_config(write(tmp_path, nested(key, text)))
     assert from_file == load_config(None, [f"{key}={text}"]) == load_config(None)
 
@@ -107,9 +108,11 @@ def test_the_removed_layer_norm_names_its_own_results_page(tmp_path):
     ("model.generator.output_activation", "sigmoid_margin", "sigmoid", "2026-12-01-generator-output.md"),
     ("model.generator.time_feature", "false", "true", "2026-12-01-generator-output.md"),
     ("train.n_critic", "2", "1", "2026-12-01-generator-output.md"),
-    ("train.beta1", "0.0", "0.5", "2026-11-29-optimizer.md")])
+    ("train.beta1", "0.0", "0.5", "2026-11-29-optimizer.md"),
+    ("model.discriminator.identity_skip", "true", "false", "2026-11-29-capacity.md"),
+    ("train.g_ema_rampup", "0.2", "null", "2026-11-28-conditional.md")])
 def test_a_removed_option_names_its_own_results_page(tmp_path, key, value, inert, page):
-    message = removed_message(page) + "; remove the key"
+    message = removed_message(page, retired.REASONS.get(key)) + "; remove the key"
     with pytest.raises(ConfigError, match=rf"cfg.yaml: {key}: .*: {message}"):
         load_config(write(tmp_path, nested(key, value)))
     assert load_config(write(tmp_path, nested(key, inert))) == load_config(None)
