@@ -8,12 +8,14 @@ from fuzz_outcomes import call, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gan_sru.config import SCHEMA, SECTIONS, dump_yaml, load_config, parse_override
+from gan_sru.config import SCHEMA, SECTIONS, dump_yaml, load_config, parse_override, retired
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 text_chars = st.characters(blacklist_categories=("Cs",))
 CONFIG_TEXTS = [open(p, encoding="utf-8").read() for p in sorted(glob.glob(os.path.join(REPO, "configs", "*.yaml")))]
 CONFIG_TEXTS.append(dump_yaml(load_config()))
+# a run folder's config from an earlier version: old term weights, rates and removed options
+CONFIG_TEXTS.append(open(os.path.join(REPO, "tests", "data", "legacy_run_config.yaml"), encoding="utf-8").read())
 YAML_BITS = st.sampled_from([":", "- ", "[", "]", "{", "}", "#", "&a", "*a", "!!int", "!!float", "!!binary",
                              "!!python/object/apply:os.system [ls]", "!!python/name:os.system", "!!set", "!!omap",
                              "|", ">", "'", '"', "%YAML 1.2\n---\n", "@", "\t", "\n", "  ", ",", "~", "null", "true",
@@ -58,7 +60,8 @@ def test_yaml_bytes(tmp_path_factory, data):
 
 OVERRIDES = st.one_of(
     st.text(text_chars, max_size=40),
-    st.tuples(st.sampled_from(sorted(SCHEMA) + SECTIONS + ["", "train.", ".x", "a..b", "data.path.x"]),
+    st.tuples(st.sampled_from(sorted(SCHEMA) + sorted(retired.KEYS) + SECTIONS + ["", "train.", ".x", "a..b",
+                                                                                 "data.path.x"]),
               st.sampled_from(["=", "", "==", " = "]),
               st.one_of(SCALARS, st.lists(YAML_BITS, max_size=5).map("".join))).map("".join))
 
