@@ -1,20 +1,11 @@
 """Keys a config may still hold from earlier versions of the project.
 
-Term weights (`train.moment_loss: 1.0`) are now `train.terms` entries and are translated into them; equal
-`train.g_lr` and `train.d_lr` become `train.lr` (unequal ones are refused: they were not better, same page as
-beta1). Terms and
-options that did not improve the scores on real data were removed (docs/results/2026-11-28-recipe.md; the
-learning-rate schedule: docs/results/2026-11-29-settling.md; the output noise:
-docs/results/2026-11-29-output-noise.md; the generator's layer normalisation:
-docs/results/2026-11-29-score-noise.md; the conv1d discriminator, dropout: docs/results/2026-11-29-optimizer.md;
-the choice of GAN loss, now always least squares: docs/results/2026-11-30-loss.md; the SRU's weight_c and
-identity activation in the generator: docs/results/2026-11-30-generator-options.md; its output activation and
-time input, and two D updates per G update: docs/results/2026-12-01-generator-output.md; Adam's beta1:
-docs/results/2026-11-29-optimizer.md; D's identity skip and the weight average's ramp-up: REASONS): a config
-holding one at its
-inert value reads as without it; at any other value it is refused, naming the key, unless the caller reads a
-trained run folder only to sample from it (`removed="drop"`), which they do not affect; the generator's removed
-options shape its graph, so a run trained with one is refused even then.
+Term weights (`train.moment_loss: 1.0`) become `train.terms` entries; equal `train.g_lr` and `train.d_lr` become
+`train.lr`, unequal ones are refused. A removed option (REMOVED, its results page in PAGES or RESULTS_PAGE, its
+reason in REASONS where it is not "it did not improve the scores on real data") at its inert value reads as
+without it; at any other value it is refused, naming the key and the page, unless the caller reads a trained run
+folder only to sample from it (`removed="drop"`), which it does not affect; the generator's removed options shape
+its graph, so a run trained with one is refused even then.
 """
 from gan_sru import ConfigError
 
