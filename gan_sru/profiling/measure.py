@@ -200,7 +200,7 @@ class StrategyRun:
         self.gan.comm.measure_wait = True  # splits waiting for the slowest rank from the transfer
 
     def count_step(self, i):
-        """Step i with the function hooks on (untimed); records the calls and the batch lengths."""
+        """Step i with the function hooks on (untimed); records the calls and the batch length."""
         gan, counter = self.gan, self.counter
         self.timer.count_on(counter)
         counter.calls.clear()
@@ -208,7 +208,7 @@ class StrategyRun:
             gan.step(i)
         finally:
             self.timer.count_off()
-        self.counted.append({"step": i, "lengths": [self._length(i)], "calls": {p: counter.calls[p] for p in PASSES}})
+        self.counted.append({"step": i, "length": self._length(i), "calls": {p: counter.calls[p] for p in PASSES}})
 
     def timed_step(self, i):
         """Step i timed as a whole and per phase (hooks off)."""
@@ -264,7 +264,7 @@ class StrategyRun:
             "counted_steps": self.counted,
             "passes_per_step": {p: _number(np.mean([s[p] for s in passes])) for p in PASSES},
             "passes_same_every_step": all(s == passes[0] for s in passes),
-            "lengths_counted": sorted({n for c in self.counted for n in c["lengths"]}),
+            "lengths_counted": sorted({c["length"] for c in self.counted}),
             "lengths_timed": sorted({self._length(i) for i in self.timed_steps}),
             "graph_builds": gan.graph_builds,
             "last_losses": {"d_loss": self.last_losses[0], "g_loss": self.last_losses[1]},

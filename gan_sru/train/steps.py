@@ -153,9 +153,8 @@ class GanSteps:
         with obs.phase("g_step"):
             d_loss, g_loss, stop = self.g_step(g)
         self.any_stop = stop > 0
-        decay = self.ema_decay
         for k, e in self.ema.items():
-            e.d = decay * e.d + (1.0 - decay) * self.g_params[k].d
+            e.d = self.ema_decay * e.d + (1.0 - self.ema_decay) * self.g_params[k].d
         return d_loss, g_loss
 
     def sync_state(self):
