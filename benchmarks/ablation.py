@@ -67,6 +67,8 @@ def _terms(*names, **options):
 # and recipe_g_identity, removed; G's time input and output activation of 2026-12-01 (recipe_no_time_feature,
 # recipe_sigmoid_margin, recipe_output_identity) and two D updates per G update (recipe_n_critic_2), removed;
 # unequal learning rates (recipe_d_lr_double) and Adam's beta1 (recipe_beta1_0) of 2026-11-29, removed.
+# From 48 steps the recipe sets train.lr 0.002 since 2026-12-02: its earlier "recipe" rows there ran 0.001
+# (recipe_lr_0001 since), its "recipe_lr_double" rows 0.002.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -81,6 +83,7 @@ VARIANTS = {
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
     "recipe_lr_half": ["train.lr=0.0005"],
     "recipe_lr_double": ["train.lr=0.002"],
+    "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],

@@ -47,6 +47,14 @@ def test_choices_follow_the_data_and_keep_the_users_keys():
     assert "train.batch_size" not in kept and "train.budget" not in kept and "train.steps" not in kept
 
 
+def test_long_windows_get_twice_the_learning_rate():
+    assert "train.lr" not in choose(data_facts(sines(length=24)))  # the config's 0.001
+    for length in (48, 64, 256):
+        lr, why = choose(data_facts(sines(length=length)))["train.lr"]
+        assert lr == 0.002 and f"{length} steps" in why and "2026-12-02-long-rate.md" in why
+    assert "train.lr" not in choose(data_facts(sines(length=64)), user={"train.lr"})
+
+
 def test_recipe_json_and_lines(tmp_path):
     facts = data_facts(sines())
     choices = choose(facts)
@@ -115,6 +123,15 @@ def test_a_run_without_steps_or_budget_gets_the_default_budget(tmp_path):
     assert (out.train.budget, out.train.steps) == (DEFAULT_BUDGET, STEP_CAP)
     out, _, choices = apply_recipe(load_config(None, ["train.steps=300"]), sines())
     assert out.train.budget is None and out.train.steps == 300 and "train.budget" not in choices
+
+
+def test_the_recipes_learning_rate_reaches_the_config_and_the_users_rate_stays():
+    from gan_sru.config import load_config
+    from gan_sru.recipe import apply_recipe
+
+    assert apply_recipe(load_config(None, []), sines(length=64))[0].train.lr == 0.002
+    assert apply_recipe(load_config(None, []), sines(length=24))[0].train.lr == 0.001
+    assert apply_recipe(load_config(None, ["train.lr=0.0005"]), sines(length=64))[0].train.lr == 0.0005
 
 
 def test_train_needs_a_config_or_a_data_file(capsys):
