@@ -84,6 +84,7 @@ VARIANTS = {
     "recipe_lr_half": ["train.lr=0.0005"],
     "recipe_lr_double": ["train.lr=0.002"],
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
+    "recipe_lr_0004": ["train.lr=0.004"],  # twice the recipe's rate from 48 steps
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
