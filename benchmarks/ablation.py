@@ -30,7 +30,8 @@ trainer's clock is time.process_time, so
 runs that share a loaded machine get the same work; run with OMP_NUM_THREADS=1), then
 gan_sru.commands.evaluate.evaluate_run scores its last checkpoint against the held-out sequences with
 --protocol (the discriminative score by --classifiers classifiers, the predictive by --repeats regressors),
-reusing the held-out floor of the set, length and seed. Writes benchmarks/results/<stem>.json
+reusing the held-out floor of the set, length and seed (kept under RUN_DIR/floors, so that grids side by side
+and later ones score it once: floor_file). Writes benchmarks/results/<stem>.json
 (merged by run key, so an interrupted grid continues where it stopped), <stem>.md (mean ± std over seeds
 per set, length and variant, every score next to its floor) and <stem>.png.
 """
@@ -200,8 +201,37 @@ def run_config(name, length, seed, variant, args):
     return load_config(None, common + data + VARIANTS[variant])
 
 
+def floor_file(run_dir, data, seed, protocol, repeats):
+    """Where the held-out floor of one set, length and seed is kept: run_dir/floors/<digest>.json, the digest of
+    what the floor depends on (the scaled training and held-out sequences, the seed, the protocol, the repeats
+    and the scoring code). Grids side by side and later ones reuse it; a change to any of these makes a new one."""
+    import glob
+    import hashlib
+
+    import numpy as np
+
+    h = hashlib.sha256(json.dumps([seed, protocol, repeats], sort_keys=True).encode())
+    for part in (data.train.sequences, data.holdout.sequences):
+        for s in part:
+            h.update(np.ascontiguousarray(s, np.float64).tobytes())
+    code = sorted(glob.glob(os.path.join(REPO, "gan_sru", "metrics", "*.py")))
+    for path in code + [os.path.join(REPO, "gan_sru", "commands", "evaluate.py")]:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return os.path.join(run_dir, "floors", h.hexdigest()[:20] + ".json")
+
+
+def read_floor(path):
+    """The floor kept at `path` (floor_file), or None when there is none yet."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
 def run_one(key, name, length, seed, variant, args, floors):
-    """Train and score one run; its entry for ablation.json."""
+    """Train and score one run; its entry for ablation.json. floors: {floor_file path: held-out scores} of this
+    process, backed by the files."""
     import shutil
 
     import nnabla as nn
@@ -221,12 +251,18 @@ def run_one(key, name, length, seed, variant, args, floors):
     trainer.train()
     train_s = time.perf_counter() - t0
     step = trainer.run.list_checkpoints()[-1][0]
-    holdout = len(training_data(cfg).holdout)
-    fkey = f"{name}_L{length}_s{seed}"
+    data = training_data(cfg)
+    holdout = len(data.holdout)
     repeats = {"discriminative": args.classifiers, "predictive": args.repeats}
+    path = floor_file(args.run_dir, data, seed, args.protocol, repeats)
+    floor = floors.get(path) or read_floor(path)
     result = evaluate_run(run_path, step=step, num=holdout, repeats=repeats, seed=seed, progress=False,
-                          protocol=args.protocol, floor=floors.get(fkey))
-    floors[fkey] = result["holdout"]
+                          protocol=args.protocol, floor=floor)
+    floors[path] = result["holdout"]
+    if floor is None:
+        from gan_sru.files import atomic_write_text
+
+        atomic_write_text(path, json.dumps(result["holdout"]) + "\n", make_dirs=True)
     generated, floor, _ = _scores(result, {})
     return {"key": key, "set": name, "length": length, "seed": seed, "variant": variant,
             "overrides": VARIANTS[variant], "budget": args.budget, "steps": step, "train_seconds": round(train_s, 1),

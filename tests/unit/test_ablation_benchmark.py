@@ -1,6 +1,7 @@
 """benchmarks/ablation.py: its data sets written as CSV files that train reads, its variants' configs, and its table and
 picture."""
 import argparse
+import json
 import os
 import sys
 
@@ -82,3 +83,26 @@ def test_every_variant_is_a_valid_config(variant, tmp_path):
     for key, value in last.items():
         if key != "train.terms" and value != "null":
             assert str(value_at(cfg, key)).lower() == value.lower(), (key, value)
+
+
+def test_floor_file_follows_what_the_floor_depends_on(tmp_path):
+    from gan_sru.config import load_config
+    from gan_sru.data import training_data
+    from gan_sru.files import atomic_write_text
+
+    cfg = load_config(os.path.join(REPO, "configs", "sines.yaml"), ["data.num_sequences=40", "data.seq_len=8"])
+    data = training_data(cfg)
+    reps = {"discriminative": 10, "predictive": 3}
+    path = ablation.floor_file(str(tmp_path), data, 0, "paper", reps)
+    assert os.path.dirname(path) == str(tmp_path / "floors")
+    assert ablation.floor_file(str(tmp_path), training_data(cfg), 0, "paper", dict(reps)) == path  # data reloaded
+    others = {ablation.floor_file(str(tmp_path), data, 1, "paper", reps),
+              ablation.floor_file(str(tmp_path), data, 0, "fast", reps),
+              ablation.floor_file(str(tmp_path), data, 0, "paper", {"discriminative": 5, "predictive": 3})}
+    data.holdout.sequences[0] = data.holdout.sequences[0] + 1e-6  # one held-out value moved
+    others.add(ablation.floor_file(str(tmp_path), data, 0, "paper", reps))
+    assert path not in others and len(others) == 4
+    assert ablation.read_floor(path) is None
+    floor = {"discriminative": {"mean": 0.05, "std": 0.01, "scores": [0.04, 0.06]}, "context_fid": 0.2}
+    atomic_write_text(path, json.dumps(floor), make_dirs=True)
+    assert ablation.read_floor(path) == floor
