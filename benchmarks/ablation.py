@@ -229,9 +229,9 @@ def read_floor(path):
         return json.load(f)
 
 
-def run_one(key, name, length, seed, variant, args, floors):
-    """Train and score one run; its entry for ablation.json. floors: {floor_file path: held-out scores} of this
-    process, backed by the files."""
+def run_one(key, name, length, seed, variant, args):
+    """Train and score one run; its entry for ablation.json. The held-out floor comes from its floor_file when
+    one is there, else it is scored and kept there."""
     import shutil
 
     import nnabla as nn
@@ -255,10 +255,9 @@ def run_one(key, name, length, seed, variant, args, floors):
     holdout = len(data.holdout)
     repeats = {"discriminative": args.classifiers, "predictive": args.repeats}
     path = floor_file(args.run_dir, data, seed, args.protocol, repeats)
-    floor = floors.get(path) or read_floor(path)
+    floor = read_floor(path)
     result = evaluate_run(run_path, step=step, num=holdout, repeats=repeats, seed=seed, progress=False,
                           protocol=args.protocol, floor=floor)
-    floors[path] = result["holdout"]
     if floor is None:
         from gan_sru.files import atomic_write_text
 
@@ -424,7 +423,6 @@ def main():
     doc.update({"cpu": cpu_model(), "budget": args.budget, "protocol": args.protocol,
                 "command": "benchmarks/ablation.py " + " ".join(sys.argv[1:])})
     done = {r["key"] for r in doc["rows"]}
-    floors = {}
     cells = [(name, length, seed, variant, f"{name}_L{length}_s{seed}_{variant}_{args.budget}_{args.protocol}")
              for seed in map(int, args.seeds.split(","))  # seeds outermost: a cut grid has whole seeds
              for name in args.sets.split(",") for length in map(int, args.lengths.split(",")) for variant in variants]
@@ -432,7 +430,7 @@ def main():
     for i, (name, length, seed, variant, key) in enumerate(todo, 1):
         print(f"[{i}/{len(todo)}] {key}: training for {args.budget} of CPU time, then scoring", flush=True)
         try:
-            row = run_one(key, name, length, seed, variant, args, floors)
+            row = run_one(key, name, length, seed, variant, args)
         except GanSruError as e:  # a run the metrics cannot score: reported, the grid goes on
             print(f"{key}: not scored: {e}", flush=True)
             continue
