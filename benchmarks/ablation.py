@@ -69,7 +69,8 @@ def _terms(*names, **options):
 # recipe_sigmoid_margin, recipe_output_identity) and two D updates per G update (recipe_n_critic_2), removed;
 # unequal learning rates (recipe_d_lr_double) and Adam's beta1 (recipe_beta1_0) of 2026-11-29, removed.
 # From 48 steps the recipe sets train.lr 0.002 since 2026-12-02: its earlier "recipe" rows there ran 0.001
-# (recipe_lr_0001 since), its "recipe_lr_double" rows 0.002.
+# (recipe_lr_0001 since), its "recipe_lr_double" rows 0.002. recipe_crop_24 (the first half of the budget on
+# 24-step crops, train.crop of commit a70c79a) was removed on 2026-12-03.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -86,7 +87,6 @@ VARIANTS = {
     "recipe_lr_double": ["train.lr=0.002"],
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
     "recipe_lr_0004": ["train.lr=0.004"],  # twice the recipe's rate from 48 steps
-    "recipe_crop_24": ["train.crop=24"],  # the first half of the budget on 24-step crops
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -106,7 +106,7 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_batch_reference", "recipe_reference_every_sequence", "recipe_hinge", "recipe_wasserstein",
            "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
            "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
-           "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0")
+           "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),

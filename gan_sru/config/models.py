@@ -238,8 +238,6 @@ class TrainConfig(Section):
     terms: Optional[Terms] = key(None, "the generator's extra loss terms, each {name, weight, options}; null: "
                                        "from the recipe")
     batch_size: int = key(128, "sequences per batch", ge=1)
-    crop: Optional[int] = key(None, "train the first half of the budget on random crops of this many steps "
-                                    "(more updates on long windows); null: whole sequences", ge=2)
     strategy: Literal[STRATEGIES] = key("detached", "how the fake batch is shared by the D and G steps")
     lr: float = key(0.001, "Adam learning rate of G and D (the recipe: 0.002 from 48 steps)", gt=0)
     beta2: float = key(0.999, "Adam beta2", ge=0, lt=1)

@@ -18,8 +18,6 @@ from .terms import RealData, term_list
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
 _REFERENCE_STREAM = 11  # the terms' reference sample's
-_CROP_STREAM = 13  # the crops' start steps'
-CROP_FRACTION = 0.5  # train.crop: the share of the budget (or of train.steps) trained on crops
 ADAM_BETA1 = 0.5  # beta1 = 0 was worse on wide data (docs/results/2026-11-29-optimizer.md)
 # the terms' references come from at most this many sequences per bucket: their statistics' sampling error is
 # a 45th of the data's spread, a quarter of a batch of 128's
@@ -43,24 +41,6 @@ def clip_global_norm(solver, params, max_norm):
     if norm > max_norm:
         solver.scale_grad(max_norm / (norm + 1e-12))
     return norm
-
-
-def crop_starts(lengths, crop, u):
-    """The start step of a crop of `crop` steps per sequence, uniform from the draws `u` in [0, 1) (one per
-    sequence; 0 for sequences no longer than the crop)."""
-    return [int(f * (n - crop + 1)) if n > crop else 0 for n, f in zip(lengths, u)]
-
-
-def crop_batch(batch, crop, u):
-    """`batch` cut to a random crop of `crop` steps of each sequence (data.Batch, time-major; `u` as
-    crop_starts); shorter sequences keep their steps and padding up to `crop`; a batch of a bucket no longer
-    than `crop` stays whole."""
-    if batch.x.shape[0] <= crop:
-        return batch
-    starts = crop_starts(batch.lengths, crop, u)
-    x = np.stack([batch.x[o:o + crop, j] for j, o in enumerate(starts)], axis=1)
-    mask = np.stack([batch.mask[o:o + crop, j] for j, o in enumerate(starts)], axis=1)
-    return batch._replace(x=x, mask=mask, lengths=np.minimum(batch.lengths, crop))
 
 
 # ---------------------------------------------------------------- the step
@@ -89,8 +69,6 @@ class GanSteps:
         self.num_features = train_set.num_features
         self.cond = getattr(train_set, "encoding", None)  # attributes / categorical features, or None
         self.max_len = int(spec.boundaries[-1])
-        crop = self.tcfg.crop
-        self.crop = int(crop) if crop and crop < self.max_len else None  # train.crop, when shorter than the data
         self.graphs = {}
         self.graph_builds = 0
         nn.random.prng = np.random.RandomState(cfg.seed)  # parameter initialisation
@@ -117,21 +95,12 @@ class GanSteps:
 
     def real_data(self, length):
         """The training sequences of the bucket of `length`, padded to it (a terms.RealData): at most
-        REFERENCE_SEQUENCES of them, a sample drawn from the seed, the same on every rank. For the crop
-        length (train.crop), random crops of that many steps of any training sequences."""
-        rng = np.random.default_rng([self.cfg.seed, length, _REFERENCE_STREAM])
-        if length == self.crop:
-            members = np.arange(len(self.train_set))
-        else:
-            members = np.flatnonzero(self.spec.buckets_of(self.train_set.lengths) ==
-                                     self.spec.boundaries.index(length))
+        REFERENCE_SEQUENCES of them, a sample drawn from the seed, the same on every rank."""
+        members = np.flatnonzero(self.spec.buckets_of(self.train_set.lengths) == self.spec.boundaries.index(length))
         if len(members) > REFERENCE_SEQUENCES:
+            rng = np.random.default_rng([self.cfg.seed, length, _REFERENCE_STREAM])
             members = np.sort(rng.choice(members, REFERENCE_SEQUENCES, replace=False))
-        seqs = [self.train_set.sequences[i] for i in members]
-        if length == self.crop:
-            starts = crop_starts([len(s) for s in seqs], length, rng.random(len(seqs)))
-            seqs = [s[o:o + length] for s, o in zip(seqs, starts)]
-        x, mask, _ = pad_batch(seqs, length)
+        x, mask, _ = pad_batch([self.train_set.sequences[i] for i in members], length)
         attrs = getattr(self.train_set, "attributes", None)
         return RealData(x, mask, None if attrs is None else attrs[members])
 
@@ -146,9 +115,6 @@ class GanSteps:
         """The real batch and noise of `step` (this rank's shard of both)."""
         seed, gcfg, rank = self.cfg.seed, self.cfg.model.generator, self.comm.rank
         batch = sample_batch(self.train_set, self.spec, self.batch_size, seed, step, shard=(rank, self.comm.size))
-        if self.cropping(step):  # draws for the global batch, this rank's slice of them: shards crop as one batch
-            u = np.random.default_rng([seed, step, _CROP_STREAM]).random(self.batch_size)
-            batch = crop_batch(batch, self.crop, u[rank * self.local_batch:(rank + 1) * self.local_batch])
         rng = np.random.default_rng([seed, step, _NOISE_STREAM])
         noise = sample_noise(gcfg, batch.x.shape[0], self.batch_size, rng, self.cond)
         if self.comm.size > 1:  # the global batch's noise, drawn alike on every rank; this rank's slice of it
@@ -164,10 +130,6 @@ class GanSteps:
         if self.schedule_fraction is None:
             return step
         return max(step, self.schedule_fraction() * self.tcfg.steps)
-
-    def cropping(self, step):
-        """Whether `step` trains on crops (train.crop): in the first CROP_FRACTION of the budget or of train.steps."""
-        return self.crop is not None and self.schedule_step(step) < CROP_FRACTION * self.tcfg.steps
 
     def step(self, step):
         """One discriminator update, then one generator update on the same fake batch. Returns (d_loss, g_loss).
