@@ -70,14 +70,14 @@ def _terms(*names, **options):
 # unequal learning rates (recipe_d_lr_double) and Adam's beta1 (recipe_beta1_0) of 2026-11-29, removed.
 # From 48 steps the recipe sets train.lr 0.002 since 2026-12-02: its earlier "recipe" rows there ran 0.001
 # (recipe_lr_0001 since), its "recipe_lr_double" rows 0.002. recipe_crop_24 (the first half of the budget on
-# 24-step crops, train.crop of commit a70c79a) was removed on 2026-12-03.
+# 24-step crops, train.crop of commit a70c79a) was removed on 2026-12-03, sequence_moment's tails: true
+# (recipe_tails) on 2026-12-04.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
     "recipe_no_oscillators": NO_OSCILLATORS,
     "recipe_no_innovation": [_terms("moment", "sequence_moment")],
     "recipe_no_moment": [_terms("innovation", "sequence_moment")],
-    "recipe_tails": [_terms("moment", "innovation", "sequence_moment", sequence_moment="tails: true")],
     "recipe_noise_from_data": ["model.generator.noise_dim=null"],  # a config's noise_dim replaced by the size rule
     "recipe_ema_999": ["train.g_ema=0.999"],  # G's sampling average over ~700 updates instead of ~140
     "recipe_batch_64": ["train.batch_size=64"],  # sets of 512+ sequences: half the default batch
@@ -107,7 +107,7 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_batch_reference", "recipe_reference_every_sequence", "recipe_hinge", "recipe_wasserstein",
            "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
            "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
-           "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24")
+           "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24", "recipe_tails")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),

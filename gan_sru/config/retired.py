@@ -19,6 +19,7 @@ GENERATOR_OPTIONS_PAGE = "docs/results/2026-11-30-generator-options.md"
 GENERATOR_OUTPUT_PAGE = "docs/results/2026-12-01-generator-output.md"
 CAPACITY_PAGE = "docs/results/2026-11-29-capacity.md"
 CONDITIONAL_PAGE = "docs/results/2026-11-28-conditional.md"
+TAILS_PAGE = "docs/results/2026-12-03-tails.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -90,6 +91,8 @@ GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state
 # a kept key's removed value -> the value a run folder read to sample from takes instead
 REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
+# (term, removed option) -> (its inert value, its results page); the terms shape only training, not G
+REMOVED_OPTIONS = {("sequence_moment", "tails"): (False, TAILS_PAGE)}
 
 # G's and D's learning rates, now one train.lr, and the value both had by default
 LR_KEYS = ("train.g_lr", "train.d_lr")
@@ -126,6 +129,9 @@ def translate(flat, origins, removed="refuse"):
     _translate_rates(flat, origins, removed, out)
     old = [k for k in flat if k in TERM_KEYS or k in OPTION_KEYS]
     if not old:
+        if isinstance(flat.get("train.terms"), list):
+            out["train.terms"] = _drop_removed_options(flat["train.terms"], origins.get("train.terms", "<config>"),
+                                                       removed)
         return out
     if "train.terms" in flat:
         raise ConfigError(f"{origins.get(old[0], '<config>')}: {old[0]}: the terms are set by train.terms; "
@@ -136,7 +142,27 @@ def translate(flat, origins, removed="refuse"):
         if weight:
             terms.append({"name": name, "weight": weight,
                           **{option: flat[o] for o, option in options.items() if o in flat}})
-    out["train.terms"] = terms  # given (possibly empty): the config chose its terms
+    out["train.terms"] = _drop_removed_options(terms, origins.get(old[0], "<config>"), removed,
+                                               {option: o for o, option in OPTION_KEYS.items()})
+    return out  # train.terms given (possibly empty): the config chose its terms
+
+
+def _drop_removed_options(terms, where, removed, names=None):
+    """train.terms entries without their REMOVED_OPTIONS: one at its inert value is dropped, at another refused
+    naming it (names: option -> the key the config wrote it as), or dropped to sample (removed="drop")."""
+    out = []
+    for i, entry in enumerate(terms):
+        if not isinstance(entry, dict):  # the typed config names a malformed entry
+            out.append(entry)
+            continue
+        entry = dict(entry)
+        for (term, option), (inert, page) in REMOVED_OPTIONS.items():
+            if entry.get("name") == term and option in entry:
+                value = entry.pop(option)
+                if value != inert and removed != "drop":
+                    key = (names or {}).get(option, f"train.terms entry {i} ({term}) option {option}")
+                    raise _removed_error(where, key, value, page, "remove the option")
+        out.append(entry)
     return out
 
 

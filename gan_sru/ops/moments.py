@@ -8,8 +8,8 @@ Here the fake batch's statistics and their gradient are a few NumPy array passes
 form stays the reference (`impl="ref"`, and on CUDA contexts, where this would copy to the host); the tests
 tie the two together and this gradient to finite differences.
 
-    ref = sequence_reference(x, m, tails)                 # the real data's, once: x (L, N, C), m (L, N)
-    loss = sequence_moments(fake, mask, ref, tails)       # fake (L, B, C), mask (L, B) -> ()
+    ref = sequence_reference(x, m)                 # the real data's, once: x (L, N, C), m (L, N)
+    loss = sequence_moments(fake, mask, ref)       # fake (L, B, C), mask (L, B) -> ()
 
 The gradient flows to `fake` only (the real statistics are constants, as in the plain form).
 """
@@ -53,7 +53,7 @@ def _autocorrelation_backward(gz, z, g, pairs, k):
     gz[:, :-k] += g * z[:, k:]
 
 
-def statistics(x, m, tails, max_lag=1):
+def statistics(x, m, max_lag=1):
     """x (B, L, C), 0 at padded steps, m (B, L, 1) the mask -> (list of per-sequence statistics, each
     (B, k), in the plain form's order; the intermediates the gradient needs). max_lag > 1: last, each
     feature's autocorrelation at the lags of `lag_range`, (B, C k) for k lags, lag-major."""
@@ -80,10 +80,6 @@ def statistics(x, m, tails, max_lag=1):
         amp = np.sqrt(re * re + im * im + SPREAD_EPS)
         stats.append(np.log(amp / n + SPEC_EPS).reshape(B, -1))
         cache.update(pairs=pairs, re=re, im=im, amp=amp, basis=basis)
-    if tails:
-        z2 = z * z
-        stats.append((z2 * z).sum(axis=1) / n[:, 0])
-        stats.append((z2 * z2).sum(axis=1) / n[:, 0])
     lags = lag_range(L, max_lag)
     if len(lags):
         lag_pairs = [_lag_pairs(m, k) for k in lags]
@@ -100,7 +96,7 @@ def _spread(s):
     return np.sqrt(np.maximum(q, 0.0) + SPREAD_EPS), q > 0, mean
 
 
-def sequence_reference(x, mask, tails, max_lag=1, chunk=256):
+def sequence_reference(x, mask, max_lag=1, chunk=256):
     """The sequence term's reference from real sequences x (L, N, C), 0 at padded steps, and mask (L, N): for
     each statistic of `statistics`, its mean and spread over the N sequences (as `_spread`), a pair of (k,)
     arrays. Float64, `chunk` sequences at a time (the statistics' intermediates are a few (N, L, C) arrays)."""
@@ -108,7 +104,7 @@ def sequence_reference(x, mask, tails, max_lag=1, chunk=256):
     for start in range(0, x.shape[1], chunk):
         xs = np.ascontiguousarray(np.asarray(x[:, start:start + chunk], np.float64).transpose(1, 0, 2))
         ms = np.ascontiguousarray(np.asarray(mask[:, start:start + chunk], np.float64).T[:, :, None])
-        parts = [(s.sum(axis=0), (s * s).sum(axis=0)) for s in statistics(xs, ms, tails, max_lag)[0]]
+        parts = [(s.sum(axis=0), (s * s).sum(axis=0)) for s in statistics(xs, ms, max_lag)[0]]
         sums = parts if sums is None else [(a + c, b + d) for (a, b), (c, d) in zip(sums, parts)]
     n = x.shape[1]
     return [(s1 / n, np.sqrt(np.maximum(s2 / n - (s1 / n) ** 2, 0.0) + SPREAD_EPS)) for s1, s2 in sums]
@@ -128,7 +124,7 @@ def loss_and_grads(fake_stats, reference):
     return total, grads
 
 
-def statistics_backward(x, m, tails, cache, grads, max_lag=1):
+def statistics_backward(x, m, cache, grads, max_lag=1):
     """d loss / dx (B, L, C) from the gradients of the statistics (`statistics`' order)."""
     B, L, C = x.shape
     n, c, sd, z = cache["n"], cache["c"], cache["sd"], cache["z"]
@@ -148,9 +144,6 @@ def statistics_backward(x, m, tails, cache, grads, max_lag=1):
         # d log(a / n + e) / da = 1 / (a + e n), and d a / d re = re / a
         g_amp = g_spec / (amp + SPEC_EPS * n) / amp
         gc += (np.concatenate([g_amp * re, g_amp * im], axis=2) @ cache["basis"].T).transpose(0, 2, 1)
-    if tails:
-        z2 = z * z
-        gz += 3.0 * z2 * next(it)[:, None, :] / n + 4.0 * z2 * z * next(it)[:, None, :] / n
     lags = lag_range(L, max_lag)
     if len(lags):
         g_lags = next(it).reshape(B, len(lags), C)
@@ -219,20 +212,19 @@ class HostMomentLoss(PythonFunction):
 class SequenceMoments(HostMomentLoss):
     """`losses.sequence_moment_loss` fused (the statistics work batch-major: (B, L, C))."""
 
-    def __init__(self, ctx, reference, tails, max_lag=1):
+    def __init__(self, ctx, reference, max_lag=1):
         super().__init__(ctx, reference)
-        self.tails = bool(tails)
         self.max_lag = int(max_lag)
 
     def compute(self, fake, m):
         fake, m = (np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (fake, m))
-        fs, cache = statistics(fake, m, self.tails, self.max_lag)
+        fs, cache = statistics(fake, m, self.max_lag)
         loss, grads = loss_and_grads(fs, self.reference)
         return loss, (fake, m, cache, grads)
 
     def gradient(self, state):
         fake, m, cache, grads = state
-        return statistics_backward(fake, m, self.tails, cache, grads, self.max_lag).transpose(1, 0, 2)
+        return statistics_backward(fake, m, cache, grads, self.max_lag).transpose(1, 0, 2)
 
 
 def check_shapes(name, fake, mask):
@@ -244,10 +236,10 @@ def check_shapes(name, fake, mask):
                          f"got {[tuple(v.shape) for v in (fake, mask)]}")
 
 
-def sequence_moments(fake, mask, reference, tails=False, max_lag=1):
+def sequence_moments(fake, mask, reference, max_lag=1):
     """The fused sequence-moment loss (a scalar) of fake (L, B, C) and mask (L, B) against `reference`
-    (`sequence_reference` of the real data, with the same tails and max_lag)."""
+    (`sequence_reference` of the real data, with the same max_lag)."""
     import nnabla as nn
 
     check_shapes("SequenceMoments", fake, mask)
-    return SequenceMoments(nn.get_current_context(), reference, tails, max_lag)(fake, mask)
+    return SequenceMoments(nn.get_current_context(), reference, max_lag)(fake, mask)

@@ -357,7 +357,7 @@ def test_legacy_run_folder_config_loads_to_sample_from(tmp_path):
     assert cfg.name == "wide" and cfg.data.source == "factors" and cfg.data.num_features == 28
     assert cfg.train.steps == 2 and cfg.model.generator.oscillators is True
     assert [(t["name"], t["weight"]) for t in cfg.train.terms] == [("moment", 1.0), ("sequence_moment", 1.0)]
-    assert cfg.train.terms[1] == {"name": "sequence_moment", "weight": 1.0, "tails": False, "lags": 1}
+    assert cfg.train.terms[1] == {"name": "sequence_moment", "weight": 1.0, "lags": 1}  # tails: false dropped
     assert cfg.train.budget is None  # a key added since: its default
     assert cfg.train.lr == 0.001 and "g_lr" not in cfg.train  # its equal rates, as the one rate
     out = tmp_path / "config.yaml"

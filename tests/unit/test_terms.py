@@ -51,13 +51,13 @@ def test_a_term_in_train_terms_equals_its_old_key(name):
 def test_every_term_is_registered_with_its_options_and_defaults():
     term_list(load_config(None).train)  # loads the term modules
     assert set(TERMS) == {"moment", "innovation", "sequence_moment", "class_moment"}
-    assert TERMS["sequence_moment"].options == {"tails": False, "lags": 1}
+    assert TERMS["sequence_moment"].options == {"lags": 1}
     assert all(not TERMS[n].options for n in ("moment", "innovation", "class_moment"))
     assert {name for name, _ in retired.TERM_KEYS.values()} == set(TERMS)  # every term has its old key
     assert not set(retired.REMOVED_TERMS) & set(TERMS)
     assert term_list(load_config(None).train) == []  # the defaults: no term
     (term,) = term_list(load_config(None, ["train.terms=[{name: sequence_moment, weight: 2, lags: 3}]"]).train)
-    assert term.weight == 2.0 and term.opts == {"tails": False, "lags": 3}
+    assert term.weight == 2.0 and term.opts == {"lags": 3}
 
 
 def test_unknown_and_removed_names_and_unknown_options_are_refused():
@@ -72,7 +72,7 @@ def test_unknown_and_removed_names_and_unknown_options_are_refused():
                                               r"2026-11-28-recipe.md\); remove it from train.terms"):
             term_list(cfg.train)
     cfg.train.terms = [{"name": "sequence_moment", "weight": 1.0, "lag": 3}]
-    with pytest.raises(ConfigError, match="term 'sequence_moment' has no option 'lag'; its options: tails, lags"):
+    with pytest.raises(ConfigError, match="term 'sequence_moment' has no option 'lag'; its options: lags"):
         term_list(cfg.train)
     cfg.train.terms = [{"name": "moment", "weight": 0.0}]
     assert term_list(cfg.train) == []  # weight 0: off
@@ -134,7 +134,7 @@ def test_the_sequence_reference_in_chunks_equals_it_in_one_piece():
     x = rng.random((9, 70, 3))
     mask = (np.arange(9)[:, None] < rng.integers(2, 10, 70)[None, :]).astype(np.float64)
     x *= mask[:, :, None]
-    whole, chunked = (sequence_reference(x, mask, True, 3, chunk=c) for c in (70, 16))
+    whole, chunked = (sequence_reference(x, mask, 3, chunk=c) for c in (70, 16))
     for (m1, s1), (m2, s2) in zip(whole, chunked):
         np.testing.assert_allclose(m1, m2, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(s1, s2, rtol=1e-8, atol=1e-10)
