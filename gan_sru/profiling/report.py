@@ -85,7 +85,11 @@ def markdown(report):
              + ", reset after a throw-away step (kernels compiled, parameters and nnabla's array cache cleared); "
              "in brackets the peak above the RSS at that moment. Device: memory in use on the device (all "
              "processes) above that moment's level, CUDA only.", "",
-             format_table(report), "", "## Last step's losses (identical data, noise and initial weights)", "",
+             format_table(report), ""]
+    if report.get("recipe"):  # gan-sru profile: the keys the config left unset, as training sets them
+        lines += ["The recipe's choices for this data (`gan_sru/recipe.py`, as in training): "
+                  + "; ".join(f"`{k}` = {json.dumps(v)}" for k, v in report["recipe"].items()) + ".", ""]
+    lines += ["## Last step's losses (identical data, noise and initial weights)", "",
              "| strategy | d_loss | g_loss |", "|---|---|---|"]
     for s in report["strategies"]:
         loss = report["results"][s]["last_losses"]

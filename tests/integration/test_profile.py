@@ -123,7 +123,8 @@ def test_cli_refuses_an_unknown_strategy(capsys):
 
 
 def test_profile_subcommand_in_worker_processes(tmp_path, capsys):
-    """`gan-sru profile` runs every strategy in a worker process of its own; the counts are the same."""
+    """`gan-sru profile` runs every strategy in a worker process of its own, on the config with the recipe's
+    choices; the counts are the same."""
     out = tmp_path / "prof"
     args = ["profile", "--config", os.path.join(REPO, "configs/sines.yaml"), "--steps", "2", "--warmup", "1",
             "--out", str(out), "--no-progress", "--strategies", "recompute,detached"]
@@ -135,6 +136,9 @@ def test_profile_subcommand_in_worker_processes(tmp_path, capsys):
     with open(out / "profile.json") as f:
         data = json.load(f)
     assert data["isolated"] and data["interleaved"]
+    # the step training runs: the recipe fills the keys the config left unset and keeps the ones it set
+    assert data["recipe"] == {"model.generator.static_noise_dim": 8, "model.generator.bidirectional": True}
+    assert "`model.generator.bidirectional` = true" in (out / "profile.md").read_text()
     for strategy in ("recompute", "detached"):
         assert data["results"][strategy]["passes_per_step"] == EXPECTED[strategy]
         assert data["results"][strategy]["memory"]["isolated"]
