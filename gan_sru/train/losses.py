@@ -171,8 +171,8 @@ def sequence_moment_loss(fake, mask, reference, impl="auto", max_lag=1):
     sequences all look alike (each sequence's own feature correlations give them away, and they vary less
     from each other than real ones). This term asks for the right variety between sequences. The spectrum pins
     down the seasons, which the other statistics leave free (a season at a neighbouring frequency, too little
-    power at the fastest frequencies). max_lag > 1: also the autocorrelation at lags 2 .. max_lag (at most L - 2), which a
-    long sequence's spectrum, matched bin by bin, still leaves free.
+    power at the fastest frequencies). max_lag > 1: also the autocorrelation at lags 2 .. max_lag (at most
+    L - 2), which a long sequence's spectrum, matched bin by bin, still leaves free.
     fake (L, B, C), 0 at padded steps; mask (L, B); reference: the real data's (mean, spread) of each
     statistic over its sequences (`ops.moments.sequence_reference`, with the same max_lag).
     impl: "auto", the fused host function (gan_sru/ops/moments.py: the same loss, a fraction of the

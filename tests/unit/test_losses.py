@@ -115,8 +115,8 @@ def _innovation_graph(fake, real, mask, impl="auto"):
 def _sequence_reference(fake, real, mask, max_lag=1):
     """NumPy: per sequence, over its valid steps, the per-feature mean, std, lag-1 autocorrelation and the
     correlation of each pair of features, and log(|DFT| / n + 1e-3) at the L // 2 frequencies pi f / (L // 2)
-    (with max_lag > 1, also the autocorrelation at lags 2 .. min(max_lag, L - 2), over the pairs of valid steps k apart);
-    per statistic, |batch mean fake - real| + |batch std fake - real|, entry-averaged."""
+    (with max_lag > 1, also the autocorrelation at lags 2 .. min(max_lag, L - 2), over the pairs of valid
+    steps k apart); per statistic, |batch mean fake - real| + |batch std fake - real|, entry-averaged."""
     L = fake.shape[0]
     w = np.pi * np.arange(1, L // 2 + 1) / (L // 2)
 
