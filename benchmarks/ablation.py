@@ -19,6 +19,9 @@ Real sets come from what packages on PyPI ship (`pip install -e .[bench]`), chos
     macro    statsmodels  US macro growth rates, quarterly: short, noisy    12        one of 202 quarters
     co2      statsmodels  weekly changes of the Mauna Loa CO2 record        1         one of 2283 weeks
     sunspots statsmodels  yearly sunspot numbers                            1         one of 309 years
+    weather  pvlib        hourly weather of a typical year at Greensboro,   19        one of 8760 hours
+                          NC (TMY3): irradiance with a day season, smooth
+                          temperature and pressure, jumpy wind and clouds
 
 One long series is cut into windows of each length, its held-out share contiguous blocks that no training
 window overlaps. Built-in sets come from their configs: `sines` (configs/sines.yaml), `lorenz96`
@@ -116,7 +119,7 @@ COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), 
                ("recipe_g_bidirectional", "recipe_sigmoid_margin"),
                ("recipe_g_bidirectional", "recipe_output_identity"), ("recipe", "recipe_n_critic_2"),
                ("recipe", "recipe_no_time_feature"), ("recipe", "recipe_sigmoid_margin")]
-REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots")
+REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots", "weather")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
 RESULTS = os.path.join(REPO, "benchmarks", "results")
@@ -128,6 +131,22 @@ def _sktime_long(loader):
     X = X.reset_index()
     X.columns = ["id", "time"] + [f"x{i}" for i in range(X.shape[1] - 2)]
     return X
+
+
+# TMY3 columns kept: the measured and modelled values; flags, codes, constant and mostly-missing columns dropped
+TMY3_COLUMNS = ("ETR", "ETRN", "GHI", "DNI", "DHI", "GH illum", "DN illum", "DH illum", "Zenith lum", "TotCld",
+                "OpqCld", "Dry-bulb", "Dew-point", "RHum", "Pressure", "Wdir", "Wspd", "Hvis", "Pwat")
+
+
+def tmy3_weather():
+    """pvlib's bundled typical meteorological year for Greensboro, NC: 8760 hours of TMY3_COLUMNS."""
+    import pandas as pd
+    import pvlib
+    from pvlib.iotools import read_tmy3
+
+    d, _ = read_tmy3(os.path.join(os.path.dirname(pvlib.__file__), "data", "723170TYA.CSV"), map_variables=False)
+    short = {c.split(" (")[0]: c for c in d.columns}
+    return pd.DataFrame({name: d[short[name]].to_numpy(float) for name in TMY3_COLUMNS})
 
 
 def real_csv(name, data_dir):
@@ -161,6 +180,8 @@ def real_csv(name, data_dir):
     elif name == "sunspots":
         import statsmodels.api as sm
         d = sm.datasets.sunspots.load_pandas().data.drop(columns=["YEAR"])
+    elif name == "weather":
+        d = tmy3_weather()
     elif name == "elnino":
         import statsmodels.api as sm
         months = sm.datasets.elnino.load_pandas().data.drop(columns=["YEAR"])

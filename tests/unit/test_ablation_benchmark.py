@@ -39,7 +39,7 @@ def test_table_and_picture(tmp_path):
 
 @pytest.mark.parametrize("name, package, count, length, width", [
     ("elnino", "statsmodels", 1, 732, 1), ("macro", "statsmodels", 1, 202, 12), ("taylor", "pmdarima", 1, 4032, 1),
-    ("motions", "sktime", 80, 100, 6), ("vowels", "sktime", 640, 29, 12)])
+    ("motions", "sktime", 80, 100, 6), ("vowels", "sktime", 640, 29, 12), ("weather", "pvlib", 1, 8760, 19)])
 def test_real_sets_load_as_training_data(tmp_path, name, package, count, length, width):
     pytest.importorskip(package)
     import argparse
