@@ -377,7 +377,8 @@ def test_profile_under_mpirun_reports_the_communication_share_and_bytes(tmp_path
     import json
 
     from gan_sru.config import load_config
-    from gan_sru.data import BucketSpec, load_dataset
+    from gan_sru.data import BucketSpec, load_dataset, training_data
+    from gan_sru.recipe import apply_recipe
     from gan_sru.train import GanSteps
 
     sets = dict(TINY, run_dir=str(tmp_path))
@@ -391,6 +392,7 @@ def test_profile_under_mpirun_reports_the_communication_share_and_bytes(tmp_path
     # the bytes are exact: one float32 buffer for D's gradients, one for G's plus 3 scalars (losses, stop flag)
     cfg = load_config(CONFIG, [f"{k}={v}" for k, v in sets.items()])
     ds = load_dataset(cfg["data"], cfg["seed"])
+    cfg, _, _ = apply_recipe(cfg, training_data(cfg).train.sequences)  # the step the profiler times
     steps = GanSteps(cfg, ds, BucketSpec.from_lengths(ds.lengths, cfg["data"]["num_buckets"]))
     size = sum(p.size for p in steps.g_params.values()) + sum(p.size for p in steps.d_params.values())
     assert comm["bytes_per_step"] == 4 * (size + 3) and comm["all_reduce_calls_per_step"] == 2
