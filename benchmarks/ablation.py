@@ -87,6 +87,7 @@ VARIANTS = {
     "recipe_batch_256": ["train.batch_size=256"],  # and twice it
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
     "recipe_g_layers_3": ["model.generator.num_layers=3"],  # the size rule's depth from 128 steps, below it
+    "recipe_d_max_pool": ["model.discriminator.max_pool=true"],  # D's head also reads the time-max
     "recipe_lr_half": ["train.lr=0.0005"],
     "recipe_lr_double": ["train.lr=0.002"],
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
