@@ -74,7 +74,9 @@ def _terms(*names, **options):
 # From 48 steps the recipe sets train.lr 0.002 since 2026-12-02: its earlier "recipe" rows there ran 0.001
 # (recipe_lr_0001 since), its "recipe_lr_double" rows 0.002. recipe_crop_24 (the first half of the budget on
 # 24-step crops, train.crop of commit a70c79a) was removed on 2026-12-03, sequence_moment's tails: true
-# (recipe_tails) on 2026-12-04.
+# (recipe_tails) on 2026-12-04; D's max_pool (recipe_d_max_pool: its head also read the time-max of its SRU
+# output, commit 6f11e35) and G's output_margin (recipe_output_margin: its sigmoid stretched to (-0.1, 1.1) and
+# clipped to [0, 1], a draft) on 2026-12-05.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -87,7 +89,6 @@ VARIANTS = {
     "recipe_batch_256": ["train.batch_size=256"],  # and twice it
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
     "recipe_g_layers_3": ["model.generator.num_layers=3"],  # the size rule's depth from 128 steps, below it
-    "recipe_d_max_pool": ["model.discriminator.max_pool=true"],  # D's head also reads the time-max
     "recipe_lr_half": ["train.lr=0.0005"],
     "recipe_lr_double": ["train.lr=0.002"],
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
@@ -111,7 +112,8 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_batch_reference", "recipe_reference_every_sequence", "recipe_hinge", "recipe_wasserstein",
            "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
            "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
-           "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24", "recipe_tails")
+           "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24", "recipe_tails",
+           "recipe_d_max_pool", "recipe_output_margin")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),
@@ -119,7 +121,8 @@ COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), 
                ("recipe", "recipe_g_identity"), ("recipe_g_bidirectional", "recipe_no_time_feature"),
                ("recipe_g_bidirectional", "recipe_sigmoid_margin"),
                ("recipe_g_bidirectional", "recipe_output_identity"), ("recipe", "recipe_n_critic_2"),
-               ("recipe", "recipe_no_time_feature"), ("recipe", "recipe_sigmoid_margin")]
+               ("recipe", "recipe_no_time_feature"), ("recipe", "recipe_sigmoid_margin"),
+               ("recipe", "recipe_d_max_pool")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots", "weather")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")

@@ -217,7 +217,6 @@ class DiscriminatorConfig(Section):
                                   "joined to every step")
     spectral: bool = key(False, "with projection: also a head on each feature's magnitude spectrum")
     num_layers: int = key(1, "stacked layers", ge=1)
-    max_pool: bool = key(False, "sru_bi: the head also reads the time-max of the SRU's output")
 
 
 class ModelConfig(Section):

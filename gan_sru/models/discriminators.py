@@ -5,7 +5,6 @@ import numpy as np
 
 from gan_sru.ops.matmul import affine, matmul
 from gan_sru.ops.sru import sru
-from gan_sru.ops.time_max import time_max
 from gan_sru.registry import DISCRIMINATORS
 
 
@@ -31,15 +30,12 @@ def _head(feats, width, features=False):
 
 @DISCRIMINATORS.register("sru_bi")
 def sru_bi_discriminator(dcfg, seqs, mask, train=True, features=False):
-    """Bidirectional SRU stack; the time-mean of its output (and with max_pool its time-max) and its last states
-    -> MLP head -> logit."""
+    """Bidirectional SRU stack; the time-mean of its output and its last states -> MLP head -> logit."""
     with nn.parameter_scope("discriminator"):
         h, c_last = sru(seqs, dcfg["hidden_size"], num_layers=dcfg["num_layers"], bidirectional=True,
                         mask=mask, train=train, name="sru")
         top = F.reshape(F.slice(c_last, start=(c_last.shape[0] - 1, 0, 0), stop=c_last.shape),
                         c_last.shape[1:])
         parts = [_mean_over_valid_steps(h, mask), F.tanh(top)]
-        if dcfg.get("max_pool"):
-            parts.append(time_max(h, mask))
         return _head(F.concatenate(*parts, axis=1), dcfg["hidden_size"], features)
 

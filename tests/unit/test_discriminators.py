@@ -14,7 +14,7 @@ def _batch(L=7, B=3, C=4, seed=0):
     return x * mask[:, :, None], mask, lengths
 
 
-@pytest.mark.parametrize("options", [{}, {"num_layers": 3}, {"max_pool": True}])
+@pytest.mark.parametrize("options", [{}, {"num_layers": 3}])
 def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
     from gan_sru.config import load_config
     from gan_sru.networks import discriminator
@@ -48,19 +48,3 @@ def test_sru_bi_layers_each_have_four_projections_per_direction():
         shapes = {k.split("/sru/")[1]: v.shape for k, v in nn.get_parameters().items() if k.endswith("/W")
                   and "/sru/" in k}
     assert shapes == {"layer0/W": (4, 2 * 4 * 8), "layer1/W": (16, 2 * 4 * 8), "layer2/W": (16, 2 * 4 * 8)}
-
-
-@pytest.mark.parametrize("max_pool, parts", [(False, 2), (True, 3)])
-def test_sru_bi_head_reads_the_time_max_with_max_pool(max_pool, parts):
-    """The head reads the time-mean and the last states (2 x 8 each), and with max_pool the time-max too."""
-    from gan_sru.config import load_config
-    from gan_sru.networks import discriminator
-
-    dcfg = load_config("configs/sines.yaml", ["model.discriminator.hidden_size=8",
-                                              f"model.discriminator.max_pool={str(max_pool).lower()}"])
-    x, mask, _ = _batch()
-    with nn.parameter_scope(f"head{max_pool}"):
-        discriminator(dcfg["model"]["discriminator"], nn.Variable.from_numpy_array(x),
-                      nn.Variable.from_numpy_array(mask))
-        head = [v.shape for k, v in nn.get_parameters().items() if k.endswith("head/affine/W")]
-    assert head == [(parts * 2 * 8, 8)]
