@@ -34,7 +34,7 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
                    mask=mask, impl=impl, train=train, name="sru")
         out = affine(h, num_features, name="output", impl=impl)
         if gcfg.get("principal_output") and not logits:
-            out = principal_output(out, num_features, train)
+            out = principal_output(out, num_features)
     # the data is scaled to [0, 1]; other activations scored no better (docs/results/2026-12-01-generator-output.md)
     if not logits and not gcfg.get("principal_output"):
         out = F.sigmoid(out)
@@ -43,17 +43,18 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
 
 
 
-def principal_output(z, num_features, train):
+def principal_output(z, num_features):
     """mean + z @ basis: z's coordinate j moves the output along the data's j-th principal direction, scaled by
     that direction's std, so a direction the data hardly varies in (two features that move together, a copy of a
     feature) stays as narrow in G's output. The basis (C, C) and mean (C,) are parameters without gradient,
-    set from the training data by `principal_basis` (identity and 0 until then). Sampling clips to [0, 1]."""
+    set from the training data by `principal_basis` (identity and 0 until then). The output is clipped to
+    [0, 1] in training too, so that D sees the exact bounds (zeros at night) the data holds; a linear output
+    clipped only when sampling left noise above them (docs/results/2026-12-05-principal-output.md)."""
     C = num_features
     basis = nn.parameter.get_parameter_or_create("output_basis", (C, C), np.eye(C, dtype=np.float32),
                                                  need_grad=False)
     mean = nn.parameter.get_parameter_or_create("output_mean", (C,), np.zeros(C, np.float32), need_grad=False)
-    out = F.affine(z, basis, mean, base_axis=2)
-    return out if train else F.maximum_scalar(F.minimum_scalar(out, 1.0), 0.0)
+    return F.maximum_scalar(F.minimum_scalar(F.affine(z, basis, mean, base_axis=2), 1.0), 0.0)
 
 
 def principal_basis(sequences):
