@@ -205,8 +205,6 @@ class GeneratorConfig(Section):
                                          "the per-sequence input")
     oscillator_grid: Literal["auto", "linear", "log"] = key(
         "auto", "with oscillators: the bank's frequencies, linear or log-spaced; auto: from the longest length")
-    principal_output: bool = key(False, "G writes in the training data's principal directions, scaled by their "
-                                        "std (a linear output clipped to [0, 1])")
 
 
 class DiscriminatorConfig(Section):

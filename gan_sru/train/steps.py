@@ -74,16 +74,10 @@ class GanSteps:
         nn.random.prng = np.random.RandomState(cfg.seed)  # parameter initialisation
         self.graph_for(spec.boundaries[0])  # creates the parameters
         self.g_params, self.d_params = generator_params(), discriminator_params()
-        if "generator/output_basis" in self.g_params:  # model.generator.principal_output: from the data
-            from gan_sru.models.generators import principal_basis
-
-            basis, mean = principal_basis(train_set.sequences)
-            self.g_params["generator/output_basis"].d, self.g_params["generator/output_mean"].d = basis, mean
         t = self.tcfg
         self.solver_g = S.Adam(t.lr, ADAM_BETA1, t.beta2)
         self.solver_d = S.Adam(t.lr, ADAM_BETA1, t.beta2)
-        self.g_trained = {k: v for k, v in self.g_params.items() if v.need_grad}  # less the fixed basis
-        self.solver_g.set_parameters(self.g_trained)
+        self.solver_g.set_parameters(self.g_params)
         self.solver_d.set_parameters(self.d_params)
         # moving average of G's weights (Variables, so checkpoints save and restore them like parameters)
         self.ema_decay = t.g_ema
@@ -217,7 +211,7 @@ class GanSteps:
         else:  # the G loss is linked to the noise: G runs forward again, then backward
             g.g_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
             g.g_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
-        return self._update(self.solver_g, self.g_trained,
+        return self._update(self.solver_g, self.g_params,
                             (float(g.d_loss.d), float(g.g_loss.d), float(bool(self.stop_requested()))))
 
     def _update(self, solver, params, extras=()):
