@@ -78,7 +78,8 @@ def _terms(*names, **options):
 # output, commit 6f11e35) and G's output_margin (recipe_output_margin: its sigmoid stretched to (-0.1, 1.1) and
 # clipped to [0, 1], a draft) on 2026-12-05; G writing in the data's principal directions on 2026-12-05
 # (model.generator.principal_output, commit dfe5d31: recipe_principal, its linear output clipped to [0, 1];
-# recipe_principal_sample_clip, its first form, commit cbdc23a, clipped only when sampling).
+# recipe_principal_sample_clip, its first form, commit cbdc23a, clipped only when sampling); D reading the
+# data's principal coordinates at unit std on 2026-12-05 (model.discriminator.whiten, commit 1ff950d: recipe_d_whiten).
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -95,7 +96,6 @@ VARIANTS = {
     "recipe_lr_double": ["train.lr=0.002"],
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
     "recipe_lr_0004": ["train.lr=0.004"],  # twice the recipe's rate from 48 steps
-    "recipe_d_whiten": ["model.discriminator.whiten=true"],  # D reads the data's principal coordinates
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -116,7 +116,8 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_d_conv1d", "recipe_dropout", "recipe_least_squares", "recipe_weight_c", "recipe_g_identity",
            "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
            "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24", "recipe_tails",
-           "recipe_d_max_pool", "recipe_output_margin", "recipe_principal", "recipe_principal_sample_clip")
+           "recipe_d_max_pool", "recipe_output_margin", "recipe_principal", "recipe_principal_sample_clip",
+           "recipe_d_whiten")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),

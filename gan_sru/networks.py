@@ -14,7 +14,6 @@ categorical features through a straight-through Gumbel-softmax; D gets the attri
 from typing import NamedTuple
 
 import nnabla as nn
-import nnabla.functions as F
 import numpy as np
 
 from gan_sru.registry import DISCRIMINATORS, GENERATORS
@@ -83,8 +82,6 @@ def discriminator(dcfg, seqs, mask, train=True, attrs=None):
     """D's logits (B, 1) of sequences (L, B, C) with mask (L, B); parameters under scope "D".
     attrs: (B, W) encoded attributes joined to every (valid) step (with dcfg["projection"]: a projection
     discriminator instead, gan_sru/conditioning.py), or None."""
-    if dcfg.get("whiten"):
-        seqs = whiten_input(seqs, mask)
     if attrs is not None:
         from gan_sru.conditional.networks import join_attributes, projection
 
@@ -94,32 +91,3 @@ def discriminator(dcfg, seqs, mask, train=True, attrs=None):
         seqs = join_attributes(seqs, attrs, mask)
     with nn.parameter_scope("D"):
         return DISCRIMINATORS.lookup(dcfg["name"])(dcfg, seqs, mask, train=train)
-
-
-WHITEN_FLOOR = 1e-3  # model.discriminator.whiten: eigenvalues below this share of the largest count as it
-
-
-def whiten_input(seqs, mask):
-    """(seqs - mean) @ W, zero at padded steps: D reads the steps in the training data's principal coordinates,
-    each scaled to unit std, so a direction the data hardly varies in (two features that move together) weighs
-    as much to D as the widest. W (C, C) and mean (C,) are parameters without gradient under "D", set from the
-    training data by `whitening` (identity and 0 until then)."""
-    L, B, C = seqs.shape
-    with nn.parameter_scope("D"):
-        w = nn.parameter.get_parameter_or_create("input_whiten", (C, C), np.eye(C, dtype=np.float32),
-                                                 need_grad=False)
-        mean = nn.parameter.get_parameter_or_create("input_mean", (1, C), np.zeros((1, C), np.float32),
-                                                    need_grad=False)
-    centred = F.reshape(seqs, (L * B, C)) - F.broadcast(mean, (L * B, C))
-    out = F.reshape(F.affine(centred, w), (L, B, C))
-    return out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, C))
-
-
-def whitening(sequences, floor=WHITEN_FLOOR):
-    """(W (C, C), mean (1, C)) of `whiten_input` from (L_i, C) training sequences: W = V diag(1 / sqrt(lam)), the
-    eigenvalues lam of the pooled steps' covariance raised to at least `floor` x the largest, so no direction's
-    gain exceeds 1 / sqrt(floor) times the widest's."""
-    x = np.concatenate([np.asarray(s, np.float64) for s in sequences])
-    lam, vec = np.linalg.eigh(np.atleast_2d(np.cov(x.T, bias=True)))
-    lam = np.maximum(lam, floor * max(float(lam.max()), 1e-12))
-    return (vec / np.sqrt(lam)).astype(np.float32), x.mean(axis=0, keepdims=True).astype(np.float32)

@@ -217,7 +217,6 @@ class DiscriminatorConfig(Section):
                                   "joined to every step")
     spectral: bool = key(False, "with projection: also a head on each feature's magnitude spectrum")
     num_layers: int = key(1, "stacked layers", ge=1)
-    whiten: bool = key(False, "D reads each step in the training data's principal coordinates, scaled to unit std")
 
 
 class ModelConfig(Section):

@@ -74,16 +74,11 @@ class GanSteps:
         nn.random.prng = np.random.RandomState(cfg.seed)  # parameter initialisation
         self.graph_for(spec.boundaries[0])  # creates the parameters
         self.g_params, self.d_params = generator_params(), discriminator_params()
-        if "input_whiten" in self.d_params:  # model.discriminator.whiten: from the training data
-            from gan_sru.networks import whitening
-
-            self.d_params["input_whiten"].d, self.d_params["input_mean"].d = whitening(train_set.sequences)
-        self.d_trained = {k: v for k, v in self.d_params.items() if v.need_grad}  # less fixed parameters
         t = self.tcfg
         self.solver_g = S.Adam(t.lr, ADAM_BETA1, t.beta2)
         self.solver_d = S.Adam(t.lr, ADAM_BETA1, t.beta2)
         self.solver_g.set_parameters(self.g_params)
-        self.solver_d.set_parameters(self.d_trained)
+        self.solver_d.set_parameters(self.d_params)
         # moving average of G's weights (Variables, so checkpoints save and restore them like parameters)
         self.ema_decay = t.g_ema
         self.ema = {k: nn.Variable.from_numpy_array(v.d.copy()) for k, v in self.g_params.items()} \
@@ -201,7 +196,7 @@ class GanSteps:
         self.solver_d.zero_grad()
         g.d_loss.forward(clear_no_need_grad=True, function_pre_hook=self.observer.forward_hook)
         g.d_loss.backward(clear_buffer=True, function_pre_hook=self.observer.backward_hook)
-        self._update(self.solver_d, self.d_trained)
+        self._update(self.solver_d, self.d_params)
 
     def g_step(self, g):
         """G update; returns (d_loss, g_loss, stop), the means over the ranks (the losses of the global batch;

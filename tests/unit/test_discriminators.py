@@ -14,7 +14,7 @@ def _batch(L=7, B=3, C=4, seed=0):
     return x * mask[:, :, None], mask, lengths
 
 
-@pytest.mark.parametrize("options", [{}, {"num_layers": 3}, {"whiten": True}])
+@pytest.mark.parametrize("options", [{}, {"num_layers": 3}])
 def test_sru_bi_logits_do_not_depend_on_the_padded_steps(options):
     from gan_sru.config import load_config
     from gan_sru.networks import discriminator
