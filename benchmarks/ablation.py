@@ -96,6 +96,7 @@ VARIANTS = {
     "recipe_lr_double": ["train.lr=0.002"],
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
     "recipe_lr_0004": ["train.lr=0.004"],  # twice the recipe's rate from 48 steps
+    "recipe_d_shift": ["model.discriminator.shift=0.125"],  # D reads real and generated from random starts
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -127,7 +128,7 @@ COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), 
                ("recipe_g_bidirectional", "recipe_output_identity"), ("recipe", "recipe_n_critic_2"),
                ("recipe", "recipe_no_time_feature"), ("recipe", "recipe_sigmoid_margin"),
                ("recipe", "recipe_d_max_pool"), ("recipe", "recipe_principal"),
-               ("recipe", "recipe_principal_sample_clip"), ("recipe", "recipe_d_whiten")]
+               ("recipe", "recipe_principal_sample_clip"), ("recipe", "recipe_d_whiten"), ("recipe", "recipe_d_shift")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots", "weather")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")

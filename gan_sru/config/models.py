@@ -217,6 +217,8 @@ class DiscriminatorConfig(Section):
                                   "joined to every step")
     spectral: bool = key(False, "with projection: also a head on each feature's magnitude spectrum")
     num_layers: int = key(1, "stacked layers", ge=1)
+    shift: float = key(0.0, "D reads each sequence from a random start within this share of its length, real and "
+                            "generated alike (translation augmentation); 0: off", ge=0.0, lt=0.5)
 
 
 class ModelConfig(Section):

@@ -10,6 +10,8 @@ would zero it unread; nnabla gives each graph an unlinked view of a parameter, s
 runs forward again for the G step) are the usual alternatives, kept for comparison (`gan-sru profile`).
 """
 import nnabla as nn
+import nnabla.functions as F
+import numpy as np
 
 from gan_sru.networks import discriminator, generator_graph
 from gan_sru.registry import STRATEGIES
@@ -47,11 +49,16 @@ class StepGraph:
             fake_d = self.fake_g = self.fake
         else:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        # D's views of the real, the D loss's and the G loss's fake batch: with model.discriminator.shift each
+        # sequence from its own random start (shifted_view), else the batches themselves
+        self.shift_steps = int(round(dcfg.shift * length)) if length > 2 else 0
+        self.shift_indices = []
+        real_v, fake_d_v, fake_g_v = (self.shifted_view(x) for x in (self.real, fake_d, self.fake_g))
         # the fake batch is made for the real batch's attributes: D judges (sequence, attributes) pairs
-        d_real = discriminator(dcfg, self.real, self.mask, attrs=self.attrs)
-        d_fake = discriminator(dcfg, fake_d, self.mask, attrs=self.attrs)
+        d_real = discriminator(dcfg, *real_v, attrs=self.attrs)
+        d_fake = discriminator(dcfg, *fake_d_v, attrs=self.attrs)
         with nn.no_grad():  # the G loss reads D's weights but never trains them: no gradient for them there
-            d_gen = discriminator(dcfg, self.fake_g, self.mask, attrs=self.attrs)
+            d_gen = discriminator(dcfg, *fake_g_v, attrs=self.attrs)
         self.d_loss = d_loss_fn(d_real, d_fake)
         self.g_loss = g_loss_fn(d_gen)
         # the generator's terms (gan_sru/train/terms/): each adds weight x its discrepancy against its reference,
@@ -72,14 +79,36 @@ class StepGraph:
             self.g_loss = self.g_loss + weight * attribute_loss(self.fake_g, self.mask, self.attrs, cond, width)
         self.d_loss.persistent = self.g_loss.persistent = True
 
-    def feed(self, batch, noise):
-        """The batch and the step's noise (GanSteps.inputs)."""
+    def shifted_view(self, x):
+        """(sequences, mask) as D reads x (L, B, C): with shift_steps S > 0, steps s_b .. s_b + L - S - 1 of each
+        sequence b (DiffAugment's translation: D sees real and generated windows moved alike, so G's gradient
+        passes through the same view and no shift leaks into the samples). s_b is drawn by feed_shifts."""
+        if not self.shift_steps:
+            return x, self.mask
+        length, batch = self.mask.shape
+        index = nn.Variable((2, length - self.shift_steps, batch))  # (step, sequence) of each step D reads
+        self.shift_indices.append(index)
+        return F.gather_nd(x, index), F.gather_nd(self.mask, index)
+
+    def feed_shifts(self, mask, rng):
+        """Each view's start s_b, uniform in 0 .. min(S, length_b - 2): a shorter sequence keeps 2+ steps."""
+        length, batch = mask.shape
+        top = np.clip(np.minimum(self.shift_steps, mask.sum(axis=0).astype(np.int64) - 2), 0, None)
+        steps = np.arange(length - self.shift_steps)[:, None]
+        for index in self.shift_indices:
+            start = rng.integers(0, top + 1)
+            index.d = np.stack([steps + start[None, :], np.broadcast_to(np.arange(batch), steps.shape[:1] + (batch,))])
+
+    def feed(self, batch, noise, rng=None):
+        """The batch and the step's noise (GanSteps.inputs); rng draws D's shifts (model.discriminator.shift)."""
         self.real.d = batch.x
         self.mask.d = batch.mask
         for k, v in noise.items():
             self.noise[k].d = v
         if self.attrs is not None:
             self.attrs.d = batch.attrs
+        if self.shift_indices:
+            self.feed_shifts(batch.mask, rng if rng is not None else np.random.default_rng())
 
 
 def generator_params():

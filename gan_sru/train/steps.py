@@ -18,6 +18,7 @@ from .terms import RealData, term_list
 
 _NOISE_STREAM = 7  # separates the noise's random stream from the data's
 _REFERENCE_STREAM = 11  # the terms' reference sample's
+_SHIFT_STREAM = 13  # D's shifts' (model.discriminator.shift)
 ADAM_BETA1 = 0.5  # beta1 = 0 was worse on wide data (docs/results/2026-11-29-optimizer.md)
 # the terms' references come from at most this many sequences per bucket: their statistics' sampling error is
 # a 45th of the data's spread, a quarter of a batch of 128's
@@ -140,7 +141,7 @@ class GanSteps:
         obs = self.observer
         batch, noise = self.inputs(step)
         g = self.graph_for(batch.x.shape[0])
-        g.feed(batch, noise)
+        g.feed(batch, noise, np.random.default_rng([self.cfg.seed, step, _SHIFT_STREAM, self.comm.rank]))
         if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
             g.tau.d = tau_at(self.schedule_step(step), self.tcfg.steps, self.tcfg.gumbel_tau_start,
                              self.tcfg.gumbel_tau_end)
