@@ -90,17 +90,20 @@ class StepGraph:
         self.shift_indices.append(index)
         return F.gather_nd(x, index), F.gather_nd(self.mask, index)
 
-    def feed_shifts(self, mask, rng):
-        """Each view's start s_b, uniform in 0 .. min(S, length_b - 2): a shorter sequence keeps 2+ steps."""
+    def feed_shifts(self, mask, draws):
+        """Each view's start s_b, uniform in 0 .. min(S, length_b - 2) (a shorter sequence keeps 2+ steps), from
+        draws (views, B) uniform in [0, 1): this rank's block of the global batch's, so any world size reads
+        the same starts."""
         length, batch = mask.shape
         top = np.clip(np.minimum(self.shift_steps, mask.sum(axis=0).astype(np.int64) - 2), 0, None)
         steps = np.arange(length - self.shift_steps)[:, None]
-        for index in self.shift_indices:
-            start = rng.integers(0, top + 1)
+        for index, draw in zip(self.shift_indices, draws):
+            start = np.minimum((draw * (top + 1)).astype(np.int64), top)
             index.d = np.stack([steps + start[None, :], np.broadcast_to(np.arange(batch), steps.shape[:1] + (batch,))])
 
-    def feed(self, batch, noise, rng=None):
-        """The batch and the step's noise (GanSteps.inputs); rng draws D's shifts (model.discriminator.shift)."""
+    def feed(self, batch, noise, shift_draws=None):
+        """The batch and the step's noise (GanSteps.inputs); shift_draws (views, B) set D's starts
+        (model.discriminator.shift; None: fresh ones)."""
         self.real.d = batch.x
         self.mask.d = batch.mask
         for k, v in noise.items():
@@ -108,7 +111,9 @@ class StepGraph:
         if self.attrs is not None:
             self.attrs.d = batch.attrs
         if self.shift_indices:
-            self.feed_shifts(batch.mask, rng if rng is not None else np.random.default_rng())
+            draws = shift_draws if shift_draws is not None else \
+                np.random.default_rng().random((len(self.shift_indices), batch.mask.shape[1]))
+            self.feed_shifts(batch.mask, draws)
 
 
 def generator_params():

@@ -123,6 +123,13 @@ class GanSteps:
                                              rank)
         return batch, noise
 
+    def shift_draws(self, step, views):
+        """Uniform draws (views, local batch) for D's starts (StepGraph.feed_shifts): the global batch's, drawn
+        from the seed and step alike on every rank, this rank's block of them."""
+        draws = np.random.default_rng([self.cfg.seed, step, _SHIFT_STREAM]).random((views, self.batch_size))
+        n = self.local_batch
+        return draws[:, self.comm.rank * n:(self.comm.rank + 1) * n]
+
     schedule_fraction = None  # () -> the spent fraction of train.budget; set by the Trainer under a budget
 
     def schedule_step(self, step):
@@ -141,7 +148,7 @@ class GanSteps:
         obs = self.observer
         batch, noise = self.inputs(step)
         g = self.graph_for(batch.x.shape[0])
-        g.feed(batch, noise, np.random.default_rng([self.cfg.seed, step, _SHIFT_STREAM, self.comm.rank]))
+        g.feed(batch, noise, self.shift_draws(step, len(g.shift_indices)))
         if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
             g.tau.d = tau_at(self.schedule_step(step), self.tcfg.steps, self.tcfg.gumbel_tau_start,
                              self.tcfg.gumbel_tau_end)
