@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 # the project's defaults before the recipe: no terms, no oscillators, the default batch
 OSCILLATORS = ["model.generator.oscillators=true", "model.generator.oscillator_tuning=true"]
 NO_OSCILLATORS = ["model.generator.oscillators=false", "model.generator.oscillator_tuning=false"]
-PLAIN = ["train.terms=[]"] + NO_OSCILLATORS + ["train.batch_size=128"]
+PLAIN = ["train.terms=[]"] + NO_OSCILLATORS + ["train.batch_size=128", "model.discriminator.shift=0.0"]
 
 
 def _terms(*names, **options):
@@ -80,6 +80,8 @@ def _terms(*names, **options):
 # (model.generator.principal_output, commit dfe5d31: recipe_principal, its linear output clipped to [0, 1];
 # recipe_principal_sample_clip, its first form, commit cbdc23a, clipped only when sampling); D reading the
 # data's principal coordinates at unit std on 2026-12-05 (model.discriminator.whiten, commit 1ff950d: recipe_d_whiten).
+# Since 2026-12-05 the recipe sets model.discriminator.shift 0.125: its earlier "recipe" rows ran without it
+# (recipe_no_d_shift since), its "recipe_d_shift" rows with it.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -96,7 +98,7 @@ VARIANTS = {
     "recipe_lr_double": ["train.lr=0.002"],
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
     "recipe_lr_0004": ["train.lr=0.004"],  # twice the recipe's rate from 48 steps
-    "recipe_d_shift": ["model.discriminator.shift=0.125"],  # D reads real and generated from random starts
+    "recipe_no_d_shift": ["model.discriminator.shift=0.0"],  # D reads every window from its first step
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -118,7 +120,7 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
            "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24", "recipe_tails",
            "recipe_d_max_pool", "recipe_output_margin", "recipe_principal", "recipe_principal_sample_clip",
-           "recipe_d_whiten")
+           "recipe_d_whiten", "recipe_d_shift")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),

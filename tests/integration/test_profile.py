@@ -137,7 +137,8 @@ def test_profile_subcommand_in_worker_processes(tmp_path, capsys):
         data = json.load(f)
     assert data["isolated"] and data["interleaved"]
     # the step training runs: the recipe fills the keys the config left unset and keeps the ones it set
-    assert data["recipe"] == {"model.generator.static_noise_dim": 8, "model.generator.bidirectional": True}
+    assert data["recipe"] == {"model.generator.static_noise_dim": 8, "model.generator.bidirectional": True,
+                              "model.discriminator.shift": 0.125}
     assert "`model.generator.bidirectional` = true" in (out / "profile.md").read_text()
     for strategy in ("recompute", "detached"):
         assert data["results"][strategy]["passes_per_step"] == EXPECTED[strategy]

@@ -36,6 +36,9 @@ def test_choices_follow_the_data_and_keep_the_users_keys():
     assert [t["name"] for t in smooth["train.terms"][0]] == ["moment", "innovation", "sequence_moment"]
     assert smooth["model.generator.oscillators"][0] is True
     assert smooth["model.generator.bidirectional"][0] is True
+    assert smooth["model.discriminator.shift"][0] == 0.125 and "2026-12-05-d-shift.md" in smooth[
+        "model.discriminator.shift"][1]
+    assert "model.discriminator.shift" not in choose(data_facts(sines()), user={"model.discriminator.shift"})
     wide, why = choose({**data_facts(sines()), "width": 28})["model.generator.bidirectional"]
     assert wide is False and "28 features" in why
     assert choose({**data_facts(sines()), "width": 16})["model.generator.bidirectional"][0] is True
@@ -132,6 +135,15 @@ def test_the_recipes_learning_rate_reaches_the_config_and_the_users_rate_stays()
     assert apply_recipe(load_config(None, []), sines(length=64))[0].train.lr == 0.002
     assert apply_recipe(load_config(None, []), sines(length=24))[0].train.lr == 0.001
     assert apply_recipe(load_config(None, ["train.lr=0.0005"]), sines(length=64))[0].train.lr == 0.0005
+
+
+def test_the_recipes_shift_reaches_the_config_and_the_users_value_stays():
+    from gan_sru.config import load_config
+    from gan_sru.recipe import apply_recipe
+
+    assert apply_recipe(load_config(None, []), sines())[0].model.discriminator.shift == 0.125
+    off = load_config(None, ["model.discriminator.shift=0"])
+    assert apply_recipe(off, sines())[0].model.discriminator.shift == 0.0
 
 
 def test_train_needs_a_config_or_a_data_file(capsys):
