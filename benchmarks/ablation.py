@@ -48,7 +48,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
-# the project's defaults before the recipe: no terms, no oscillators, the default batch
+# the project's defaults before the recipe: no terms, no oscillators, the default batch, D's shift off
 OSCILLATORS = ["model.generator.oscillators=true", "model.generator.oscillator_tuning=true"]
 NO_OSCILLATORS = ["model.generator.oscillators=false", "model.generator.oscillator_tuning=false"]
 PLAIN = ["train.terms=[]"] + NO_OSCILLATORS + ["train.batch_size=128", "model.discriminator.shift=0.0"]
