@@ -127,8 +127,7 @@ class GanSteps:
         """Uniform draws (views, local batch) for D's starts (StepGraph.feed_shifts): the global batch's, drawn
         from the seed and step alike on every rank, this rank's block of them."""
         draws = np.random.default_rng([self.cfg.seed, step, _SHIFT_STREAM]).random((views, self.batch_size))
-        n = self.local_batch
-        return draws[:, self.comm.rank * n:(self.comm.rank + 1) * n]
+        return distributed.shard_arrays({"shift": draws}, {"shift": (views, self.local_batch)}, self.comm.rank)["shift"]
 
     schedule_fraction = None  # () -> the spent fraction of train.budget; set by the Trainer under a budget
 
