@@ -20,6 +20,7 @@ GENERATOR_OUTPUT_PAGE = "docs/results/2026-12-01-generator-output.md"
 CAPACITY_PAGE = "docs/results/2026-11-29-capacity.md"
 CONDITIONAL_PAGE = "docs/results/2026-11-28-conditional.md"
 TAILS_PAGE = "docs/results/2026-12-03-tails.md"
+LAGS_PAGE = "docs/results/2026-12-06-lags-shift-length.md"
 
 # old weight key -> (term name, {old option key: the term's option})
 TERM_KEYS = {
@@ -92,7 +93,7 @@ GENERATOR_KEYS = ("model.generator.highway_bias", "model.generator.initial_state
 REMOVED_VALUES = {("model.discriminator.name", "conv1d"): "sru_bi"}
 REMOVED_TERMS = ("marginal", "sequence_whitened", "window_covariance", "predictor", "step_profile")
 # (term, removed option) -> (its inert value, its results page); the terms shape only training, not G
-REMOVED_OPTIONS = {("sequence_moment", "tails"): (False, TAILS_PAGE)}
+REMOVED_OPTIONS = {("sequence_moment", "tails"): (False, TAILS_PAGE), ("sequence_moment", "lags"): (1, LAGS_PAGE)}
 
 # G's and D's learning rates, now one train.lr, and the value both had by default
 LR_KEYS = ("train.g_lr", "train.d_lr")

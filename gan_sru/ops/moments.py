@@ -30,12 +30,6 @@ def _spectrum_basis(L, dtype):
     return np.concatenate([np.cos(arg), np.sin(arg)], axis=1).astype(dtype)
 
 
-def lag_range(L, max_lag):
-    """The lags past 1 whose autocorrelations the sequence term compares: 2 .. min(max_lag, L - 2) (a lag
-    needs 2+ pairs of steps)."""
-    return range(2, min(int(max_lag), L - 2) + 1)
-
-
 def _lag_pairs(m, k):
     """(B, 1): each sequence's pairs of valid steps k apart (at least 1)."""
     return np.maximum((m[:, k:] * m[:, :-k]).sum(axis=1), 1.0)
@@ -53,10 +47,9 @@ def _autocorrelation_backward(gz, z, g, pairs, k):
     gz[:, :-k] += g * z[:, k:]
 
 
-def statistics(x, m, max_lag=1):
+def statistics(x, m):
     """x (B, L, C), 0 at padded steps, m (B, L, 1) the mask -> (list of per-sequence statistics, each
-    (B, k), in the plain form's order; the intermediates the gradient needs). max_lag > 1: last, each
-    feature's autocorrelation at the lags of `lag_range`, (B, C k) for k lags, lag-major."""
+    (B, k), in the plain form's order; the intermediates the gradient needs)."""
     B, L, C = x.shape
     n = np.maximum(m.sum(axis=1, keepdims=True), 1.0)  # (B, 1, 1)
     mean = (x * m).sum(axis=1, keepdims=True) / n
@@ -80,11 +73,6 @@ def statistics(x, m, max_lag=1):
         amp = np.sqrt(re * re + im * im + SPREAD_EPS)
         stats.append(np.log(amp / n + SPEC_EPS).reshape(B, -1))
         cache.update(pairs=pairs, re=re, im=im, amp=amp, basis=basis)
-    lags = lag_range(L, max_lag)
-    if len(lags):
-        lag_pairs = [_lag_pairs(m, k) for k in lags]
-        stats.append(np.concatenate([_autocorrelation(z, p, k) for k, p in zip(lags, lag_pairs)], axis=1))
-        cache["lag_pairs"] = lag_pairs
     return stats, cache
 
 
@@ -96,7 +84,7 @@ def _spread(s):
     return np.sqrt(np.maximum(q, 0.0) + SPREAD_EPS), q > 0, mean
 
 
-def sequence_reference(x, mask, max_lag=1, chunk=256):
+def sequence_reference(x, mask, chunk=256):
     """The sequence term's reference from real sequences x (L, N, C), 0 at padded steps, and mask (L, N): for
     each statistic of `statistics`, its mean and spread over the N sequences (as `_spread`), a pair of (k,)
     arrays. Float64, `chunk` sequences at a time (the statistics' intermediates are a few (N, L, C) arrays)."""
@@ -104,7 +92,7 @@ def sequence_reference(x, mask, max_lag=1, chunk=256):
     for start in range(0, x.shape[1], chunk):
         xs = np.ascontiguousarray(np.asarray(x[:, start:start + chunk], np.float64).transpose(1, 0, 2))
         ms = np.ascontiguousarray(np.asarray(mask[:, start:start + chunk], np.float64).T[:, :, None])
-        parts = [(s.sum(axis=0), (s * s).sum(axis=0)) for s in statistics(xs, ms, max_lag)[0]]
+        parts = [(s.sum(axis=0), (s * s).sum(axis=0)) for s in statistics(xs, ms)[0]]
         sums = parts if sums is None else [(a + c, b + d) for (a, b), (c, d) in zip(sums, parts)]
     n = x.shape[1]
     return [(s1 / n, np.sqrt(np.maximum(s2 / n - (s1 / n) ** 2, 0.0) + SPREAD_EPS)) for s1, s2 in sums]
@@ -124,7 +112,7 @@ def loss_and_grads(fake_stats, reference):
     return total, grads
 
 
-def statistics_backward(x, m, cache, grads, max_lag=1):
+def statistics_backward(x, m, cache, grads):
     """d loss / dx (B, L, C) from the gradients of the statistics (`statistics`' order)."""
     B, L, C = x.shape
     n, c, sd, z = cache["n"], cache["c"], cache["sd"], cache["z"]
@@ -144,11 +132,6 @@ def statistics_backward(x, m, cache, grads, max_lag=1):
         # d log(a / n + e) / da = 1 / (a + e n), and d a / d re = re / a
         g_amp = g_spec / (amp + SPEC_EPS * n) / amp
         gc += (np.concatenate([g_amp * re, g_amp * im], axis=2) @ cache["basis"].T).transpose(0, 2, 1)
-    lags = lag_range(L, max_lag)
-    if len(lags):
-        g_lags = next(it).reshape(B, len(lags), C)
-        for i, (k, p) in enumerate(zip(lags, cache["lag_pairs"])):
-            _autocorrelation_backward(gz, z, g_lags[:, i], p, k)
     # z = c / sd
     gc += gz / sd
     g_sd -= (gz * c).sum(axis=1, keepdims=True) / (sd * sd)
@@ -212,19 +195,15 @@ class HostMomentLoss(PythonFunction):
 class SequenceMoments(HostMomentLoss):
     """`losses.sequence_moment_loss` fused (the statistics work batch-major: (B, L, C))."""
 
-    def __init__(self, ctx, reference, max_lag=1):
-        super().__init__(ctx, reference)
-        self.max_lag = int(max_lag)
-
     def compute(self, fake, m):
         fake, m = (np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (fake, m))
-        fs, cache = statistics(fake, m, self.max_lag)
+        fs, cache = statistics(fake, m)
         loss, grads = loss_and_grads(fs, self.reference)
         return loss, (fake, m, cache, grads)
 
     def gradient(self, state):
         fake, m, cache, grads = state
-        return statistics_backward(fake, m, cache, grads, self.max_lag).transpose(1, 0, 2)
+        return statistics_backward(fake, m, cache, grads).transpose(1, 0, 2)
 
 
 def check_shapes(name, fake, mask):
@@ -236,10 +215,10 @@ def check_shapes(name, fake, mask):
                          f"got {[tuple(v.shape) for v in (fake, mask)]}")
 
 
-def sequence_moments(fake, mask, reference, max_lag=1):
+def sequence_moments(fake, mask, reference):
     """The fused sequence-moment loss (a scalar) of fake (L, B, C) and mask (L, B) against `reference`
-    (`sequence_reference` of the real data, with the same max_lag)."""
+    (`sequence_reference` of the real data)."""
     import nnabla as nn
 
     check_shapes("SequenceMoments", fake, mask)
-    return SequenceMoments(nn.get_current_context(), reference, max_lag)(fake, mask)
+    return SequenceMoments(nn.get_current_context(), reference)(fake, mask)

@@ -128,15 +128,13 @@ def _autocorrelation(z, m, k):
     return F.sum(lagged, axis=1) / F.maximum_scalar(F.sum(pair, axis=1), 1.0)
 
 
-def _sequence_stats(x, mask, max_lag=1):
+def _sequence_stats(x, mask):
     """Each sequence's own statistics over its valid steps: [mean (B, C), std (B, C), the correlation of each
     pair of features (B, C (C - 1) / 2), lag-1 autocorrelation (B, C), log magnitude spectrum (B, C L // 2)]
-    of x (L, B, C), 0 at padded steps; mask (L, B); with max_lag > 1, last, the autocorrelation at
-    lags 2 .. min(max_lag, L - 2) (B, C k for k lags, lag-major; `gan_sru.ops.moments.lag_range`). The spectrum is
+    of x (L, B, C), 0 at padded steps; mask (L, B). The spectrum is
     `conditioning.magnitude_spectra`'s at the L // 2 frequencies pi f / (L // 2) up to pi (for an even L a full
     sequence's DFT bins), log(|X_f| / n + 1e-3)."""
     from gan_sru.conditional.networks import centred_spectra
-    from gan_sru.ops.moments import lag_range
 
     L, B, C = x.shape
     xs = F.transpose(x, (1, 0, 2))  # (B, L, C); the arithmetic below broadcasts implicitly
@@ -154,13 +152,10 @@ def _sequence_stats(x, mask, max_lag=1):
     if L >= 2:
         stats.append(_autocorrelation(z, m, 1))
         stats.append(F.log(centred_spectra(F.transpose(centred, (0, 2, 1)), count, L // 2) + 1e-3))
-    lags = lag_range(L, max_lag)
-    if len(lags):
-        stats.append(F.concatenate(*[_autocorrelation(z, m, k) for k in lags], axis=1))
     return stats
 
 
-def sequence_moment_loss(fake, mask, reference, impl="auto", max_lag=1):
+def sequence_moment_loss(fake, mask, reference, impl="auto"):
     """A moment-matching term on each sequence's own statistics: its per-feature mean, std, lag-1
     autocorrelation and log magnitude spectrum and the correlation of each pair of its features, one vector
     per sequence.
@@ -171,18 +166,17 @@ def sequence_moment_loss(fake, mask, reference, impl="auto", max_lag=1):
     sequences all look alike (each sequence's own feature correlations give them away, and they vary less
     from each other than real ones). This term asks for the right variety between sequences. The spectrum pins
     down the seasons, which the other statistics leave free (a season at a neighbouring frequency, too little
-    power at the fastest frequencies). max_lag > 1: also the autocorrelation at lags 2 .. max_lag (at most
-    L - 2), which a long sequence's spectrum, matched bin by bin, still leaves free.
+    power at the fastest frequencies).
     fake (L, B, C), 0 at padded steps; mask (L, B); reference: the real data's (mean, spread) of each
-    statistic over its sequences (`ops.moments.sequence_reference`, with the same max_lag).
+    statistic over its sequences (`ops.moments.sequence_reference`).
     impl: "auto", the fused host function (gan_sru/ops/moments.py: the same loss, a fraction of the
     time) on a CPU context; "ref" (and CUDA contexts), the plain nnabla ops below."""
     if _fused(impl):
         from gan_sru.ops.moments import sequence_moments
 
-        return sequence_moments(fake, mask, reference, max_lag)
+        return sequence_moments(fake, mask, reference)
     loss = None
-    for sf, (mean_r, spread_r) in zip(_sequence_stats(fake, mask, max_lag), reference):
+    for sf, (mean_r, spread_r) in zip(_sequence_stats(fake, mask), reference):
         mf = F.mean(sf, axis=0, keepdims=True)
         mr, dr = _constant(mean_r, mf.shape), _constant(spread_r, mf.shape)
         # the spread from E[s^2] - E[s]^2: one product of the (B, n) statistics instead of a broadcast and a

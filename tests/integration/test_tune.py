@@ -172,9 +172,9 @@ def test_term_weights_become_train_terms_on_top_of_the_configs_own():
     from gan_sru.tuning import to_config_values
     from gan_sru.tuning.study import _overrides
 
-    own = [{"name": "sequence_moment", "weight": 1.0, "lags": 4}, {"name": "innovation", "weight": 1.0}]
+    own = [{"name": "sequence_moment", "weight": 1.0, "window": 4}, {"name": "innovation", "weight": 1.0}]
     out = to_config_values({"train.moment_loss": 0.5, "train.sequence_moment_loss": 2.0}, 5, 24, own)
-    assert out == {"train.terms": [{"name": "sequence_moment", "weight": 2.0, "lags": 4},
+    assert out == {"train.terms": [{"name": "sequence_moment", "weight": 2.0, "window": 4},
                                    {"name": "innovation", "weight": 1.0}, {"name": "moment", "weight": 0.5}]}
     assert own[0]["weight"] == 1.0  # the config's list is not changed
     values = {"train.moment_loss": 0.5, "train.sequence_moment_loss": 2.0}

@@ -283,10 +283,10 @@ def test_resolve_config_from_dict():
 
 def test_budget_and_terms_load_and_round_trip(tmp_path):
     cfg = load_config(write(tmp_path, "train:\n  budget: 1h30m\n  terms:\n    - {name: moment, weight: 1.0}\n"
-                                      "    - {name: sequence_moment, weight: 0.5, lags: 3}\n"))
+                                      "    - {name: sequence_moment, weight: 0.5}\n"))
     assert cfg["train"]["budget"] == "1h30m"
     assert cfg["train"]["terms"] == [{"name": "moment", "weight": 1.0},
-                                     {"name": "sequence_moment", "weight": 0.5, "lags": 3}]
+                                     {"name": "sequence_moment", "weight": 0.5}]
     assert load_config(None)["train"]["budget"] is None and load_config(None)["train"]["terms"] is None
     out = tmp_path / "out.yaml"
     dump_config(cfg, out)
@@ -357,7 +357,7 @@ def test_legacy_run_folder_config_loads_to_sample_from(tmp_path):
     assert cfg.name == "wide" and cfg.data.source == "factors" and cfg.data.num_features == 28
     assert cfg.train.steps == 2 and cfg.model.generator.oscillators is True
     assert [(t["name"], t["weight"]) for t in cfg.train.terms] == [("moment", 1.0), ("sequence_moment", 1.0)]
-    assert cfg.train.terms[1] == {"name": "sequence_moment", "weight": 1.0, "lags": 1}  # tails: false dropped
+    assert cfg.train.terms[1] == {"name": "sequence_moment", "weight": 1.0}  # tails: false and lags: 1 dropped
     assert cfg.train.budget is None  # a key added since: its default
     assert cfg.train.lr == 0.001 and "g_lr" not in cfg.train  # its equal rates, as the one rate
     out = tmp_path / "config.yaml"

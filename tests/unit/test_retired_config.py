@@ -37,9 +37,9 @@ def write(tmp_path, text):
 def test_old_term_keys_become_train_terms_entries_with_their_options(tmp_path):
     cfg = load_config(write(tmp_path, "train:\n  moment_loss: 1.0\n  innovation_loss: 0.0\n"
                                       "  sequence_moment_loss: 0.5\n  sequence_moment_tails: false\n"
-                                      "  sequence_moment_lags: 4\n  class_moment_loss: 2\n  steps: 7\n"))
+                                      "  sequence_moment_lags: 1\n  class_moment_loss: 2\n  steps: 7\n"))
     assert cfg.train.terms == [{"name": "moment", "weight": 1.0},
-                               {"name": "sequence_moment", "weight": 0.5, "lags": 4},
+                               {"name": "sequence_moment", "weight": 0.5},
                                {"name": "class_moment", "weight": 2}]
     assert cfg.train.steps == 7 and not hasattr(cfg.train, "moment_loss")
     # every weight 0: the config chose no terms (an empty list, not null)
@@ -65,8 +65,25 @@ def test_the_removed_tails_option_is_dropped_off_and_refused_on_naming_its_page(
         load_config(None, ["train.terms=[{name: sequence_moment, weight: 1.0, tails: 1}]"])
     cfg = load_config(write(tmp_path, listed % "false"))
     assert cfg.train.terms == [{"name": "moment", "weight": 1.0}, {"name": "sequence_moment", "weight": 1.0}]
-    assert [t.opts for t in term_list(cfg.train)] == [{}, {"lags": 1}]
+    assert [t.opts for t in term_list(cfg.train)] == [{}, {}]
     assert load_config(write(tmp_path, listed % "true"), removed="drop") == cfg
+
+
+def test_the_removed_lags_option_is_dropped_at_1_and_refused_above_naming_its_page(tmp_path):
+    """sequence_moment's lags (autocorrelations at lags 2 .. lags), removed: 1, as every run folder since the
+    terms list records it, reads as without it; another value is refused for training, as an old key or a
+    train.terms option, and dropped to sample."""
+    message = removed_message("2026-12-06-lags-shift-length.md")
+    old = write(tmp_path, "train:\n  sequence_moment_loss: 1.0\n  sequence_moment_lags: 8\n")
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: train.sequence_moment_lags: 8: {message}; remove the option"):
+        load_config(old)
+    assert load_config(old, removed="drop").train.terms == [{"name": "sequence_moment", "weight": 1.0}]
+    with pytest.raises(ConfigError, match=rf"^--set 'train.terms=.*': train.terms entry 0 \(sequence_moment\) option "
+                                          rf"lags: 4: {message}; remove the option$"):
+        load_config(None, ["train.terms=[{name: sequence_moment, weight: 1.0, lags: 4}]"])
+    cfg = load_config(None, ["train.terms=[{name: sequence_moment, weight: 1.0, lags: 1}]"])
+    assert cfg.train.terms == [{"name": "sequence_moment", "weight": 1.0}]
+    assert [t.opts for t in term_list(cfg.train)] == [{}]
 
 
 def test_set_of_an_old_term_key_works():

@@ -7,16 +7,15 @@ import pytest
 
 from gan_sru import ConfigError
 from gan_sru.config import load_config, retired
-from gan_sru.train.terms import TERMS, term_list
+from gan_sru.train.terms import TERMS, Term, term_list
 
 BASE = ["data.num_sequences=32", "data.seq_len=12", "data.num_features=2", "data.num_buckets=1",
         "train.batch_size=16", "train.select=none"]
-# term -> (old keys, train.terms entry): the same term written both ways, options included
+# term -> (old keys, train.terms entry): the same term written both ways
 CASES = {
     "moment": (["train.moment_loss=0.7"], {"name": "moment", "weight": 0.7}),
     "innovation": (["train.innovation_loss=0.5"], {"name": "innovation", "weight": 0.5}),
-    "sequence_moment": (["train.sequence_moment_loss=1.0", "train.sequence_moment_lags=2"],
-                        {"name": "sequence_moment", "weight": 1.0, "lags": 2}),
+    "sequence_moment": (["train.sequence_moment_loss=1.0"], {"name": "sequence_moment", "weight": 1.0}),
 }
 
 
@@ -48,19 +47,47 @@ def test_a_term_in_train_terms_equals_its_old_key(name):
     assert with_old != pytest.approx(plain, rel=1e-9)  # the term adds something
 
 
-def test_every_term_is_registered_with_its_options_and_defaults():
-    term_list(load_config(None).train)  # loads the term modules
-    assert set(TERMS) == {"moment", "innovation", "sequence_moment", "class_moment"}
-    assert TERMS["sequence_moment"].options == {"lags": 1}
-    assert all(not TERMS[n].options for n in ("moment", "innovation", "class_moment"))
-    assert {name for name, _ in retired.TERM_KEYS.values()} == set(TERMS)  # every term has its old key
+class Windowed(Term):
+    """A user's term with an option, registered for one test: the mean of the fake batch's first `steps` steps
+    against the real data's."""
+    name = "windowed"
+    options = {"steps": 2}
+
+    def reference(self, data, graph):
+        return data.x[:self.opts["steps"]].mean()
+
+    def discrepancy(self, graph, reference):
+        import nnabla.functions as F
+
+        return F.absolute_error(F.mean(graph.fake_g[:self.opts["steps"]]), nn.Variable.from_numpy_array(
+            np.array(reference, np.float32)))
+
+
+@pytest.fixture
+def windowed():
+    term_list(load_config(None).train)  # loads the built-in terms first
+    TERMS.register("windowed")(Windowed)
+    yield Windowed
+    del TERMS["windowed"]
+
+
+def test_every_term_is_registered_and_a_users_term_gets_its_options(windowed):
+    assert set(TERMS) == {"moment", "innovation", "sequence_moment", "class_moment", "windowed"}
+    assert all(not TERMS[n].options for n in ("moment", "innovation", "sequence_moment", "class_moment"))
+    assert {name for name, _ in retired.TERM_KEYS.values()} == set(TERMS) - {"windowed"}  # built-in: old keys
     assert not set(retired.REMOVED_TERMS) & set(TERMS)
     assert term_list(load_config(None).train) == []  # the defaults: no term
-    (term,) = term_list(load_config(None, ["train.terms=[{name: sequence_moment, weight: 2, lags: 3}]"]).train)
-    assert term.weight == 2.0 and term.opts == {"lags": 3}
+    (term,) = term_list(load_config(None, ["train.terms=[{name: windowed, weight: 2, steps: 3}]"]).train)
+    assert term.weight == 2.0 and term.opts == {"steps": 3}
+    (term,) = term_list(load_config(None, ["train.terms=[{name: windowed, weight: 1}]"]).train)
+    assert term.opts == {"steps": 2}  # its default
+    nn.clear_parameters()
+    plain, _ = g_loss(load_config(None, BASE))
+    with_term, names = g_loss(load_config(None, BASE + ["train.terms=[{name: windowed, weight: 1, steps: 3}]"]))
+    assert names == ["windowed"] and with_term != pytest.approx(plain, rel=1e-9)  # the user's term reaches G
 
 
-def test_unknown_and_removed_names_and_unknown_options_are_refused():
+def test_unknown_and_removed_names_and_unknown_options_are_refused(windowed):
     cfg = load_config(None, BASE)
     cfg.train.terms = [{"name": "momentum", "weight": 1.0}]
     with pytest.raises(ConfigError, match="unknown term 'momentum'; known: class_moment"):
@@ -71,8 +98,11 @@ def test_unknown_and_removed_names_and_unknown_options_are_refused():
                                               r"did not improve the scores on real data \(docs/results/"
                                               r"2026-11-28-recipe.md\); remove it from train.terms"):
             term_list(cfg.train)
+    cfg.train.terms = [{"name": "windowed", "weight": 1.0, "step": 3}]
+    with pytest.raises(ConfigError, match="term 'windowed' has no option 'step'; its options: steps"):
+        term_list(cfg.train)
     cfg.train.terms = [{"name": "sequence_moment", "weight": 1.0, "lag": 3}]
-    with pytest.raises(ConfigError, match="term 'sequence_moment' has no option 'lag'; its options: lags"):
+    with pytest.raises(ConfigError, match="term 'sequence_moment' has no option 'lag'; its options: none"):
         term_list(cfg.train)
     cfg.train.terms = [{"name": "moment", "weight": 0.0}]
     assert term_list(cfg.train) == []  # weight 0: off
@@ -84,7 +114,7 @@ def _steps(extra=()):
 
     nn.clear_parameters()
     cfg = load_config(None, BASE + ["train.terms=[{name: moment, weight: 1}, {name: innovation, weight: 1}, "
-                                    "{name: sequence_moment, weight: 1, lags: 3}]", *extra])
+                                    "{name: sequence_moment, weight: 1}]", *extra])
     data = training_data(cfg)
     return GanSteps(cfg, data.train, data.spec), data
 
@@ -134,7 +164,7 @@ def test_the_sequence_reference_in_chunks_equals_it_in_one_piece():
     x = rng.random((9, 70, 3))
     mask = (np.arange(9)[:, None] < rng.integers(2, 10, 70)[None, :]).astype(np.float64)
     x *= mask[:, :, None]
-    whole, chunked = (sequence_reference(x, mask, 3, chunk=c) for c in (70, 16))
+    whole, chunked = (sequence_reference(x, mask, chunk=c) for c in (70, 16))
     for (m1, s1), (m2, s2) in zip(whole, chunked):
         np.testing.assert_allclose(m1, m2, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(s1, s2, rtol=1e-8, atol=1e-10)

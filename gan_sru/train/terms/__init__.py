@@ -2,7 +2,7 @@
 term's reference) and a discrepancy of the fake batch against them, added to G's loss with the term's weight.
 
     train:
-      terms: [{name: moment, weight: 1.0}, {name: sequence_moment, weight: 1.0, lags: 4}]
+      terms: [{name: moment, weight: 1.0}, {name: sequence_moment, weight: 1.0}]
 
 A term registers under its name (`TERMS.register`), like the networks in gan_sru/registry.py; one module per
 term in this package. `term_list(train_cfg)` turns `train.terms` into Term objects (older configs' *_loss keys
