@@ -81,7 +81,9 @@ def _terms(*names, **options):
 # recipe_principal_sample_clip, its first form, commit cbdc23a, clipped only when sampling); D reading the
 # data's principal coordinates at unit std on 2026-12-05 (model.discriminator.whiten, commit 1ff950d: recipe_d_whiten).
 # Since 2026-12-05 the recipe sets model.discriminator.shift 0.125: its earlier "recipe" rows ran without it
-# (recipe_no_d_shift since), its "recipe_d_shift" rows with it.
+# (recipe_no_d_shift since), its "recipe_d_shift" rows with it. Since 2026-12-06 only from 48 steps: below, its
+# 2026-12-05 "recipe" rows ran with the shift (recipe_d_shift since). sequence_moment's lags (recipe_lags_8:
+# autocorrelations at lags 2-8) was removed on 2026-12-06.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -99,6 +101,7 @@ VARIANTS = {
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
     "recipe_lr_0004": ["train.lr=0.004"],  # twice the recipe's rate from 48 steps
     "recipe_no_d_shift": ["model.discriminator.shift=0.0"],  # D reads every window from its first step
+    "recipe_d_shift": ["model.discriminator.shift=0.125"],  # D's random starts below 48 steps too
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],
@@ -120,7 +123,7 @@ REMOVED = ("marginal", "sequence_whitened", "window_covariance", "predictor", "s
            "recipe_g_bidirectional", "recipe_no_time_feature", "recipe_sigmoid_margin", "recipe_output_identity",
            "recipe_n_critic_2", "recipe_d_lr_double", "recipe_beta1_0", "recipe_crop_24", "recipe_tails",
            "recipe_d_max_pool", "recipe_output_margin", "recipe_principal", "recipe_principal_sample_clip",
-           "recipe_d_whiten", "recipe_d_shift")
+           "recipe_d_whiten", "recipe_lags_8")
 ORDER = list(VARIANTS) + list(REMOVED)  # the table's order of variants
 # (base, new) pairs the .md compares, where the rows hold both
 COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), ("recipe_batch_reference", "recipe"),
@@ -130,7 +133,8 @@ COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), 
                ("recipe_g_bidirectional", "recipe_output_identity"), ("recipe", "recipe_n_critic_2"),
                ("recipe", "recipe_no_time_feature"), ("recipe", "recipe_sigmoid_margin"),
                ("recipe", "recipe_d_max_pool"), ("recipe", "recipe_principal"),
-               ("recipe", "recipe_principal_sample_clip"), ("recipe", "recipe_d_whiten"), ("recipe", "recipe_d_shift")]
+               ("recipe", "recipe_principal_sample_clip"), ("recipe", "recipe_d_whiten"), ("recipe", "recipe_d_shift"),
+               ("recipe_no_d_shift", "recipe"), ("recipe", "recipe_lags_8")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots", "weather")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")
