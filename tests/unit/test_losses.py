@@ -173,8 +173,9 @@ def test_sequence_moment_loss_gradient_matches_finite_differences(impl):
 
 @pytest.mark.parametrize("term", ["moment_loss", "innovation_loss", "sequence_moment_loss"])
 def test_the_fused_terms_equal_the_plain_ops_ones_on_a_wide_padded_batch(term):
-    """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step); then the fused form's gradient accumulates as nnabla asks (two backward calls
-    after one forward: the second recomputes what the first used up)."""
+    """Both forms on 28 features, 40 steps, right-padded sequences (one of a single step); then the fused form's
+    gradient accumulates as nnabla asks (two backward calls after one forward: the second recomputes what the
+    first used up)."""
     def graph(fake, real, mask, impl="auto"):
         if term == "moment_loss":
             return _graph(fake, real, mask, impl)
