@@ -81,9 +81,9 @@ def _terms(*names, **options):
 # recipe_principal_sample_clip, its first form, commit cbdc23a, clipped only when sampling); D reading the
 # data's principal coordinates at unit std on 2026-12-05 (model.discriminator.whiten, commit 1ff950d: recipe_d_whiten).
 # Since 2026-12-05 the recipe sets model.discriminator.shift 0.125: its earlier "recipe" rows ran without it
-# (recipe_no_d_shift since), its "recipe_d_shift" rows with it. Since 2026-12-06 only from 48 steps: below, its
-# 2026-12-05 "recipe" rows ran with the shift (recipe_d_shift since). sequence_moment's lags (recipe_lags_8:
-# autocorrelations at lags 2-8) was removed on 2026-12-06.
+# (recipe_no_d_shift since), its "recipe_d_shift" rows with it. Since 2026-12-06 only from 48 to 127 steps:
+# outside, its 2026-12-05 "recipe" rows ran with the shift (recipe_d_shift since). sequence_moment's lags
+# (recipe_lags_8: autocorrelations at lags 2-8) was removed on 2026-12-06.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -101,7 +101,7 @@ VARIANTS = {
     "recipe_lr_0001": ["train.lr=0.001"],  # the config's rate, which the recipe keeps below 48 steps
     "recipe_lr_0004": ["train.lr=0.004"],  # twice the recipe's rate from 48 steps
     "recipe_no_d_shift": ["model.discriminator.shift=0.0"],  # D reads every window from its first step
-    "recipe_d_shift": ["model.discriminator.shift=0.125"],  # D's random starts below 48 steps too
+    "recipe_d_shift": ["model.discriminator.shift=0.125"],  # D's random starts outside 48-127 steps too
     "recipe_no_sequence_moment": OLD_RECIPE,
     "recipe_no_sequence_moment_no_oscillators": OLD_RECIPE + NO_OSCILLATORS,
     "recipe_no_sequence_moment_no_innovation": [_terms("moment")],

@@ -20,8 +20,8 @@ records them in the run folder as recipe.json and `recipe_lines` prints them one
     oscillator bank                on, with per-sequence tuning (RESULTS_PAGE)
     model.generator.bidirectional  on up to 16 features: G's layers read the noise both ways (GENERATOR_PAGE)
     train.lr                       LONG_LR from LONG_LR_LENGTH steps on, else the config's 0.001 (LONG_PAGE)
-    model.discriminator.shift      D_SHIFT from SHIFT_LENGTH steps, else 0: D reads real and generated windows
-                                   from random starts (SHIFT_PAGE, SHIFT_LENGTH_PAGE)
+    model.discriminator.shift      D_SHIFT from 48 to 127 steps (SHIFT_LENGTHS), else 0: D reads real and
+                                   generated windows from random starts (SHIFT_PAGE, SHIFT_LENGTH_PAGE)
     train.budget                   15m when neither train.steps nor train.budget is set
 """
 import json
@@ -42,7 +42,7 @@ LONG_LR_LENGTH, LONG_LR = 48, 0.002  # twice the rate from 48 steps: better at 6
 SHIFT_PAGE = "docs/results/2026-12-05-d-shift.md"
 D_SHIFT = 0.125  # D's random starts within an eighth of the length: lower and steadier on real data (SHIFT_PAGE)
 SHIFT_LENGTH_PAGE = "docs/results/2026-12-06-lags-shift-length.md"
-SHIFT_LENGTH = 48  # the shift from 48 steps: better at 64 steps, worse on BasicMotions at 24 (SHIFT_LENGTH_PAGE)
+SHIFT_LENGTHS = (48, 128)  # the shift from 48 to 127 steps: better at 64, worse at 24 and 128 (SHIFT_LENGTH_PAGE)
 RECIPE_TERMS = ({"name": "moment", "weight": 1.0}, {"name": "innovation", "weight": 1.0},
                 {"name": "sequence_moment", "weight": 1.0})
 
@@ -111,12 +111,15 @@ def choose(facts, user=()):
     if L >= LONG_LR_LENGTH:
         out["train.lr"] = (LONG_LR, f"{L} steps: twice the rate scored better on long windows, where a budget "
                            f"trains fewer updates ({LONG_PAGE})")
-    if L >= SHIFT_LENGTH:
+    if SHIFT_LENGTHS[0] <= L < SHIFT_LENGTHS[1]:
         out["model.discriminator.shift"] = (D_SHIFT, f"{L} steps: D reading real and generated windows from random "
                                             f"starts scored lower and steadier on real data ({SHIFT_PAGE})")
-    else:
+    elif L < SHIFT_LENGTHS[0]:
         out["model.discriminator.shift"] = (0.0, f"{L} steps: D's random starts scored worse on BasicMotions and "
                                             f"better on no real set beyond the seeds' spread ({SHIFT_LENGTH_PAGE})")
+    else:
+        out["model.discriminator.shift"] = (0.0, f"{L} steps: D's random starts scored far worse on the weather set "
+                                            f"at 128 steps ({SHIFT_LENGTH_PAGE})")
     if "train.steps" not in user and "train.budget" not in user:
         out["train.budget"] = (DEFAULT_BUDGET, "neither train.steps nor train.budget set: a time budget")
         out["train.steps"] = (STEP_CAP, "the budget decides when training stops")

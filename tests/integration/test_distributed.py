@@ -163,7 +163,7 @@ def reference(tmp_path_factory):
 @slow
 def test_two_ranks_train_what_one_process_trains_and_only_rank_0_writes(tmp_path):
     """The default config, 10 steps at global batch 128: 2 ranks (64 each) against 1 process. D's random
-    starts on (the recipe sets them from 48 steps): each rank must read its block of the global batch's."""
+    starts on (the recipe sets them from 48 to 127 steps): each rank must read its block of the global batch's."""
     steps, base = 10, {"train.log_every": 1, "train.checkpoint_every": 5, "train.sample_every": 5,
                        "model.discriminator.shift": 0.125}
     ok(run(train_args(tmp_path / "one", steps, base=base)))

@@ -126,15 +126,17 @@ def test_a_run_without_steps_or_budget_gets_the_default_budget(tmp_path):
     assert out.train.budget is None and out.train.steps == 300 and "train.budget" not in choices
 
 
-def test_long_windows_get_ds_shift_short_ones_none():
-    """D's random starts from 48 steps (they scored worse on BasicMotions at 24 steps); the reason names the
-    length and the results page."""
-    for length in (48, 64, 256):
+def test_ds_shift_from_48_to_127_steps_and_none_outside():
+    """D's random starts from 48 to 127 steps (they scored worse on BasicMotions at 24 steps and on the weather
+    set at 128); the reason names the length and the results page."""
+    for length in (48, 64, 127):
         shift, why = choose(data_facts(sines(length=length)))["model.discriminator.shift"]
         assert shift == 0.125 and f"{length} steps" in why and "2026-12-05-d-shift.md" in why
-    for length in (8, 24, 47):
+    for length in (8, 24, 47, 128, 256):
         shift, why = choose(data_facts(sines(length=length)))["model.discriminator.shift"]
         assert shift == 0.0 and f"{length} steps" in why and "2026-12-06-lags-shift-length.md" in why
+    assert "BasicMotions" in choose(data_facts(sines(length=24)))["model.discriminator.shift"][1]
+    assert "weather set" in choose(data_facts(sines(length=128)))["model.discriminator.shift"][1]
     assert "model.discriminator.shift" not in choose(data_facts(sines(length=24)), user={"model.discriminator.shift"})
 
 
