@@ -147,7 +147,7 @@ class GanSteps:
         obs = self.observer
         batch, noise = self.inputs(step)
         g = self.graph_for(batch.x.shape[0])
-        g.feed(batch, noise, self.shift_draws(step, len(g.shift_indices)))
+        g.feed(batch, noise, self.shift_draws(step, len(g.shift_indices)) if g.shift_indices else None)
         if g.tau is not None:  # the Gumbel-softmax temperature: a function of the step, so resuming keeps it
             g.tau.d = tau_at(self.schedule_step(step), self.tcfg.steps, self.tcfg.gumbel_tau_start,
                              self.tcfg.gumbel_tau_end)
