@@ -13,9 +13,12 @@ tie the two together and this gradient to finite differences.
 
 The gradient flows to `fake` only (the real statistics are constants, as in the plain form).
 """
+import functools
+
 import numpy as np
 from nnabla.function import PythonFunction
 
+from gan_sru.ops import blas
 from gan_sru.ops.matmul import host_array, write_grad
 
 SPREAD_EPS = 1e-8  # inside the spread's square root, as the plain form
@@ -23,11 +26,21 @@ VAR_EPS = 1e-6  # a sequence can be flat
 SPEC_EPS = 1e-3  # log(|X_f| / n + SPEC_EPS)
 
 
+@functools.lru_cache(maxsize=16)
 def _spectrum_basis(L, dtype):
-    """[cos | sin] of w_f t, (L, 2 (L // 2)), w_f = pi f / (L // 2), f = 1..L // 2 (as `centred_spectra`)."""
+    """[cos | sin] of w_f t, (L, 2 (L // 2)), w_f = pi f / (L // 2), f = 1..L // 2 (as `centred_spectra`);
+    read-only, computed once per length and dtype."""
     K = L // 2
     arg = np.arange(L)[:, None] * (np.pi * np.arange(1, K + 1) / K)[None, :]
-    return np.concatenate([np.cos(arg), np.sin(arg)], axis=1).astype(dtype)
+    basis = np.concatenate([np.cos(arg), np.sin(arg)], axis=1).astype(dtype)
+    basis.flags.writeable = False
+    return basis
+
+
+def _time_rows(x):
+    """(B, L, C) -> a contiguous (L, B C): time on the rows, so one GEMM serves every sequence and feature."""
+    B, L, C = x.shape
+    return np.ascontiguousarray(x.transpose(1, 0, 2)).reshape(L, B * C)
 
 
 def _lag_pairs(m, k):
@@ -66,12 +79,13 @@ def statistics(x, m):
     if L >= 2:
         pairs = _lag_pairs(m, 1)
         stats.append(_autocorrelation(z, pairs, 1))
-        basis = _spectrum_basis(L, x.dtype)
+        basis = _spectrum_basis(L, np.dtype(x.dtype))
         K = L // 2
-        parts = c.transpose(0, 2, 1) @ basis  # (B, C, 2 K): the real and imaginary parts
-        re, im = parts[..., :K], parts[..., K:]
+        parts = blas.product(np.ascontiguousarray(basis.T), _time_rows(c)).reshape(2 * K, B, C)  # real, imaginary
+        re, im = parts[:K], parts[K:]  # (K, B, C)
         amp = np.sqrt(re * re + im * im + SPREAD_EPS)
-        stats.append(np.log(amp / n + SPEC_EPS).reshape(B, -1))
+        spec = np.log(amp / n[:, 0] + SPEC_EPS)  # n (B, 1, 1) -> (B, 1) against (K, B, C)
+        stats.append(np.ascontiguousarray(spec.transpose(1, 2, 0)).reshape(B, -1))  # (B, C K), feature-major
         cache.update(pairs=pairs, re=re, im=im, amp=amp, basis=basis)
     return stats, cache
 
@@ -108,7 +122,7 @@ def loss_and_grads(fake_stats, reference):
         total += np.abs(mf - mr).mean() + np.abs(df - dr).mean()
         g = np.broadcast_to(np.sign(mf - mr) / (k * B), sf.shape).copy()
         g += np.sign(df - dr) * open_ / k * (sf - mf) / (B * df)
-        grads.append(g)
+        grads.append(g.astype(sf.dtype, copy=False))  # the fake's dtype: float64 here would widen the backward
     return total, grads
 
 
@@ -121,17 +135,18 @@ def statistics_backward(x, m, cache, grads):
     gz = np.zeros_like(z)
     if C >= 2:
         iu = np.triu_indices(C, 1)
-        full = np.zeros((B, C, C))
+        full = np.zeros((B, C, C), z.dtype)
         full[:, iu[0], iu[1]] = next(it)
         gz += np.matmul(z, full + full.transpose(0, 2, 1)) / n
     gc = np.zeros_like(c)
     if L >= 2:
         _autocorrelation_backward(gz, z, next(it), cache["pairs"], 1)
-        g_spec = next(it).reshape(B, C, -1)
+        g_spec = next(it).reshape(B, C, -1).transpose(2, 0, 1)  # (K, B, C), as re and im
         re, im, amp = cache["re"], cache["im"], cache["amp"]
         # d log(a / n + e) / da = 1 / (a + e n), and d a / d re = re / a
-        g_amp = g_spec / (amp + SPEC_EPS * n) / amp
-        gc += (np.concatenate([g_amp * re, g_amp * im], axis=2) @ cache["basis"].T).transpose(0, 2, 1)
+        g_amp = g_spec / (amp + SPEC_EPS * n[:, 0]) / amp
+        g_parts = np.concatenate([g_amp * re, g_amp * im]).reshape(-1, B * C)  # (2 K, B C)
+        gc += blas.product(cache["basis"], g_parts).reshape(L, B, C).transpose(1, 0, 2)
     # z = c / sd
     gc += gz / sd
     g_sd -= (gz * c).sum(axis=1, keepdims=True) / (sd * sd)

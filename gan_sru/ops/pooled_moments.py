@@ -11,6 +11,7 @@ The gradient flows to `fake` only (the real statistics are constants).
 """
 import numpy as np
 
+from gan_sru.ops import blas
 from gan_sru.ops.moments import HostMomentLoss, check_shapes
 
 
@@ -23,7 +24,7 @@ def pooled_statistics(x, m, lag1=True):
     mean = x.reshape(-1, C).sum(axis=0) / n
     c = (x - mean) * m
     flat = c.reshape(-1, C)
-    cov = flat.T @ flat / n
+    cov = blas.product(np.ascontiguousarray(flat.T), flat) / n
     var = np.diag(cov) + 1e-8
     std = np.sqrt(var)
     corr = cov / np.outer(std, std)
@@ -59,7 +60,7 @@ def pooled_loss_and_grads(fake_stats, real_stats):
             grads.append(None)
             continue
         total += np.abs(sf - sr).mean()
-        grads.append(np.sign(sf - sr) / sf.size)
+        grads.append((np.sign(sf - sr) / sf.size).astype(sf.dtype))  # float64 here would widen the backward
     return total, grads
 
 
@@ -69,7 +70,7 @@ def pooled_backward(x, m, cache, grads):
     L, B, C = x.shape
     n, c, std, var, corr = cache["n"], cache["c"], cache["std"], cache["var"], cache["corr"]
     g_mean, g_std, g_corr, g_acf = grads
-    g_mean = np.zeros(C) if g_mean is None else g_mean
+    g_mean = np.zeros(C, x.dtype) if g_mean is None else g_mean
     g_cov = g_corr / np.outer(std, std)
     g_std = g_std - ((g_corr + g_corr.T) * corr).sum(axis=1) / std  # corr_ij = cov_ij / (std_i std_j)
     g_var = g_std / (2 * std)
@@ -80,7 +81,7 @@ def pooled_backward(x, m, cache, grads):
         gc[1:] += g_lag * c[:-1]
         gc[:-1] += g_lag * c[1:]
     g_cov = g_cov + np.diag(g_var)  # var_i = cov_ii + eps
-    gc += (c.reshape(-1, C) @ (g_cov + g_cov.T) / n).reshape(L, B, C)  # cov = c^T c / n
+    gc += blas.product(c.reshape(-1, C), ((g_cov + g_cov.T) / n).astype(c.dtype)).reshape(L, B, C)  # cov = c^T c / n
     gcm = gc * m  # c = (x - mean) m, mean = sum x / n
     return gcm + m * (g_mean - gcm.reshape(-1, C).sum(axis=0)) / n
 

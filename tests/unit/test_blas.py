@@ -32,7 +32,9 @@ def test_matmul_equals_numpy_for_every_operand_layout(monkeypatch, backend, accu
     x = rng.standard_normal((37, 11)).astype(np.float32)
     w = rng.standard_normal((11, 23)).astype(np.float32)
     dy = rng.standard_normal((37, 23)).astype(np.float32)
-    for a, b in ((x, w), (dy, np.ascontiguousarray(w.T).T.T), (x.T.copy().T, w), (x.T, dy), (dy, w.T)):
+    one = x[:1]  # a single row: a vector-matrix product
+    for a, b in ((x, w), (dy, np.ascontiguousarray(w.T).T.T), (x.T.copy().T, w), (x.T, dy), (dy, w.T), (one, w),
+                 (one, dy.T[:, :11].T)):
         expected = np.asarray(a, np.float64) @ np.asarray(b, np.float64)
         start = rng.standard_normal(expected.shape).astype(np.float32)
         out = start.copy()
@@ -48,3 +50,13 @@ def test_forced_backend_is_checked(monkeypatch):
         blas.backend()
     monkeypatch.setenv("GAN_SRU_BLAS", "scipy")
     assert blas.backend() == "scipy"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_product_equals_numpy_in_the_operands_dtype(dtype):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((9, 5)).astype(dtype), rng.standard_normal((5, 7)).astype(dtype)
+    for x, y in ((a, b), (np.ascontiguousarray(a.T).T, b), (a[:1], b)):
+        got = blas.product(x, y)
+        assert got.dtype == dtype and got.shape == (x.shape[0], 7)
+        np.testing.assert_allclose(got, np.asarray(x, np.float64) @ np.asarray(y, np.float64), rtol=1e-5, atol=1e-5)
