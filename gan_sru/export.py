@@ -126,7 +126,7 @@ def build_export_graph(run, batch_size, length):
         build = GENERATORS.lookup(gcfg.name)
         if enc is None:
             with nn.parameter_scope("G"):
-                fake = build(gcfg, unconditional_inputs(gcfg, noise, L, run.max_len), mask, C, run.max_len,
+                fake = build(gcfg, unconditional_inputs(gcfg, noise, L, run.max_len, "ref"), mask, C, run.max_len,
                              train=False, impl="ref")  # (L, B, C)
         else:
             from gan_sru.conditional.networks import conditional_generator

@@ -63,19 +63,19 @@ def generator_graph(gcfg, length, batch_size, num_features, max_len, train=True,
                                                  num_features, max_len, train, options)
         return GeneratorGraph(noise, mask, fake, attrs, tau)
     with nn.parameter_scope("G"):
-        inputs = unconditional_inputs(gcfg, noise, length, max_len)
+        inputs = unconditional_inputs(gcfg, noise, length, max_len, options.get("impl", "auto"))
         fake = GENERATORS.lookup(gcfg["name"])(gcfg, inputs, mask, num_features, max_len, train=train, **options)
     return GeneratorGraph(noise, mask, fake)
 
 
-def unconditional_inputs(gcfg, noise, length, max_len):
+def unconditional_inputs(gcfg, noise, length, max_len, impl="auto"):
     """The builder's inputs of an unconditional G: the noise, with model.generator.oscillators the oscillator
-    bank appended to the step input (gan_sru/conditioning.py). Call under G's parameter scope."""
+    bank appended to the step input (gan_sru/conditional/networks.py). Call under G's parameter scope."""
     if not (gcfg.get("oscillators") and gcfg["static_noise_dim"] > 0):
         return noise
     from gan_sru.conditional.networks import with_oscillators
 
-    return dict(noise, step=with_oscillators(gcfg, noise, noise["static"], None, length, max_len))
+    return dict(noise, step=with_oscillators(gcfg, noise, noise["static"], None, length, max_len, impl))
 
 
 def discriminator(dcfg, seqs, mask, train=True, attrs=None):

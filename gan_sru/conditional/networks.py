@@ -52,25 +52,23 @@ def oscillator_grid(size, max_len, kind="linear"):
     return (lowest * np.arange(1, size + 1)).astype(np.float32)
 
 
-def oscillators(static, length, max_len, tuning=None, grid="linear"):
+def oscillators(static, length, max_len, tuning=None, grid="linear", impl="auto"):
     """static (B, S) standard normal -> (L, B, 2 S): sin and cos of w_j t + phi_j, w_j the grid's frequencies
     (`oscillator_grid`), phi_j = 2 pi sigmoid(1.7 z_j) (about uniform): a bank of random-phase oscillators drawn
     from G's per-sequence noise. An SRU cell is a leaky integrator and cannot oscillate; with this bank its gates
     (functions of the attributes and the noise) select a frequency band, and the phase is random per sequence as
     in the data. tuning: None, or (B, S) u: each sequence's frequencies are w_j exp(tanh(u_j)), within a factor
-    e of the grid (see `oscillator_tuning`)."""
+    e of the grid (see `oscillator_tuning`). impl: `gan_sru.ops.elementwise.oscillator_bank`'s."""
+    from gan_sru.ops.elementwise import oscillator_bank
+
     B, S = static.shape
     w = oscillator_grid(S, max_len, grid)
-    t = np.arange(length, dtype=np.float32)[:, None, None]
     if tuning is None:
-        wt = F.broadcast(nn.Variable.from_numpy_array(t * w[None, None, :]), (length, B, S))
+        freq = nn.Variable.from_numpy_array(np.broadcast_to(w[None, :], (B, S)).copy())
     else:
-        freq = F.reshape(F.exp(F.tanh(tuning)) * F.broadcast(nn.Variable.from_numpy_array(w[None, :]), (B, S)),
-                         (1, B, S))
-        wt = F.broadcast(nn.Variable.from_numpy_array(t), (length, B, S)) * F.broadcast(freq, (length, B, S))
-    phase = F.reshape(2 * np.pi * F.sigmoid(1.7 * static), (1, B, S))
-    arg = wt + F.broadcast(phase, (length, B, S))
-    return F.concatenate(F.sin(arg), F.cos(arg), axis=2)
+        freq = F.exp(F.tanh(tuning)) * F.broadcast(nn.Variable.from_numpy_array(w[None, :]), (B, S))
+    phase = 2 * np.pi * F.sigmoid(1.7 * static)
+    return oscillator_bank(freq, phase, length, impl)
 
 
 def oscillator_tuning(static, size):
@@ -91,13 +89,13 @@ def oscillator_gain(attrs, size):
     return 1.0 + PF.affine(attrs, size, w_init=I.ConstantInitializer(0.0), with_bias=False, name="oscillator_gain")
 
 
-def with_oscillators(gcfg, noise, static, attrs, length, max_len):
+def with_oscillators(gcfg, noise, static, attrs, length, max_len, impl="auto"):
     """G's step input with the oscillator bank appended ((L, B, Z [+ E] + 2 S)); noise["static"] (B, S) draws the
     phases, `static` (G's whole per-sequence input: noise, and attributes) the tuning; attrs (B, W) or None scale
-    the bank by learned gains. Call under G's parameter scope (export builds it in its own scope)."""
+    the bank by learned gains. Call under G's parameter scope (export builds it in its own scope, impl="ref")."""
     B = static.shape[0]
     tuning = oscillator_tuning(static, gcfg["static_noise_dim"]) if gcfg.get("oscillator_tuning") else None
-    osc = oscillators(noise["static"], length, max_len, tuning, gcfg.get("oscillator_grid", "linear"))
+    osc = oscillators(noise["static"], length, max_len, tuning, gcfg.get("oscillator_grid", "linear"), impl)
     if attrs is not None:  # the gains let the attributes move the frequency band, which G's static input barely does
         gain = oscillator_gain(attrs, osc.shape[2])
         osc = osc * F.broadcast(F.reshape(gain, (1, B, osc.shape[2])), osc.shape)
@@ -117,7 +115,8 @@ def conditional_generator(builder, gcfg, cond, noise, mask, num_features, max_le
         g["static_noise_dim"] = gcfg["static_noise_dim"] + cond.attr_width
     if gcfg["oscillators"] and gcfg["static_noise_dim"] > 0:
         with nn.parameter_scope("G"):
-            inputs["step"] = with_oscillators(gcfg, noise, inputs["static"], attrs, L, max_len)
+            inputs["step"] = with_oscillators(gcfg, noise, inputs["static"], attrs, L, max_len,
+                                              options.get("impl", "auto"))
     tau = None
     if cond.categorical:
         options = dict(options, logits=True)  # the sigmoid and the Gumbel-softmax come below

@@ -3,6 +3,7 @@ import nnabla as nn
 import nnabla.functions as F
 import numpy as np
 
+from gan_sru.ops.elementwise import mask_steps
 from gan_sru.ops.matmul import affine
 from gan_sru.ops.sru import sru
 from gan_sru.registry import GENERATORS
@@ -36,6 +37,5 @@ def sru_generator(gcfg, noise, mask, num_features, max_len, train=True, impl="au
     # the data is scaled to [0, 1]; other activations scored no better (docs/results/2026-12-01-generator-output.md)
     if not logits:
         out = F.sigmoid(out)
-    # zero the padded steps, as the real batch is; an explicit broadcast first (a broadcasting Mul2 is slow)
-    return out * F.broadcast(F.reshape(mask, (L, B, 1)), (L, B, num_features))
+    return mask_steps(out, mask, impl)  # zero the padded steps, as the real batch is
 
