@@ -1,8 +1,8 @@
 """A training step's time in two or more checkouts of this repository, or under two or more sets of config
 overrides, side by side: what a code change or an option saves.
 
-    .venv/bin/python benchmarks/step_time.py --trees OLD_CHECKOUT,. [--configs wide,sines] [--steps 40]
-        [--rounds 3] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/step_time.py --trees OLD_CHECKOUT,. [--configs wide,sines,PATH.yaml] [--recipe]
+        [--steps 40] [--rounds 3] [--set KEY=VALUE ...]
     .venv/bin/python benchmarks/step_time.py --trees . --variant "" --variant data.seq_len=64 \
         --variant data.seq_len=64,train.batch_size=64
 
@@ -13,9 +13,10 @@ For each config, each tree trains `--steps` steps of `GanSteps` (solver updates,
 included; after 5 warm-up steps) in a process of its own, started with that tree first on PYTHONPATH, so the
 process runs that tree's gan_sru (its networks included). The trees take turns, `--rounds` times, so that a load on
 the machine falls on each; the figure is the median step over all its rounds. The data is the config's own
-(`data.num_sequences` capped at 2000 to keep the start short). Make a checkout of an older commit with `git
-worktree add /tmp/old COMMIT`. Writes benchmarks/results/step_time.json and prints the table with the CPU's name
-and each tree's commit.
+(`data.num_sequences` capped at 2000 to keep the start short, without --recipe); --recipe fills what the config
+leaves unset with the recipe's choices for the training data, as `gan-sru train` does. Make a checkout of an
+older commit with `git worktree add /tmp/old COMMIT`. Writes benchmarks/results/step_time.json and prints the
+table with the CPU's name and each tree's commit.
 """
 import argparse
 import json
@@ -34,9 +35,15 @@ import gan_sru.models  # noqa: F401
 from gan_sru.config import load_config
 from gan_sru.data import training_data
 from gan_sru.train import GanSteps
-config, steps, sets = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-cfg = load_config(config, ["data.num_sequences=2000"] + sets)
+config, steps, sets, recipe = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4] == "recipe"
+cfg = load_config(config, ([] if recipe else ["data.num_sequences=2000"]) + sets)
 data = training_data(cfg)
+chosen = []
+if recipe:  # the config the trainer runs: the recipe's choices from the training data fill what is unset
+    from gan_sru.recipe import apply_recipe
+    cfg, _, choices = apply_recipe(cfg, data.train.sequences)
+    chosen = sorted(choices)
+    data = training_data(cfg)
 gan = GanSteps(cfg, data.train, data.spec)
 for i in range(5):
     gan.step(i)
@@ -45,7 +52,7 @@ for i in range(5, 5 + steps):
     t0 = time.perf_counter()
     gan.step(i)
     times.append(time.perf_counter() - t0)
-print("STEP_TIMES " + json.dumps({"module": gan_sru.__file__, "seconds": times}))
+print("STEP_TIMES " + json.dumps({"module": gan_sru.__file__, "seconds": times, "recipe": chosen}))
 """
 
 
@@ -61,11 +68,12 @@ def commit_of(tree):
     return (out.stdout.strip() or "?") + (" (with uncommitted changes)" if dirty else "")
 
 
-def time_tree(tree, config, steps, sets):
-    """The step times (seconds) of `steps` steps of `config` trained with `tree`'s code."""
+def time_tree(tree, config, steps, sets, recipe=False):
+    """(the step times (seconds) of `steps` steps of `config` trained with `tree`'s code, the keys the recipe set):
+    recipe=True applies the recipe's choices for the config's data, as `gan-sru train` makes them."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([tree] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    proc = subprocess.run([sys.executable, "-c", CHILD, config, str(steps), json.dumps(sets)], cwd=tree, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", CHILD, config, str(steps), json.dumps(sets),
+                           "recipe" if recipe else "config"], cwd=tree, env=env, capture_output=True, text=True)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("STEP_TIMES ")), None)
     if proc.returncode != 0 or line is None:
         raise SystemExit(f"{tree}: training {config} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -73,7 +81,7 @@ def time_tree(tree, config, steps, sets):
     expected = os.path.join(os.path.realpath(tree), "gan_sru", "__init__.py")
     if os.path.realpath(result["module"]) != expected:
         raise SystemExit(f"{tree}: the child imported {result['module']}, not {expected}")
-    return result["seconds"]
+    return result["seconds"], result.get("recipe", [])
 
 
 def main():
@@ -84,7 +92,10 @@ def main():
                                                         "is the baseline)")
     parser.add_argument("--variant", action="append", default=None, metavar="KEY=VALUE[,KEY=VALUE...]",
                         help="a set of overrides to compare (repeat it; \"\" for none); default: one, empty")
-    parser.add_argument("--configs", default="wide")
+    parser.add_argument("--configs", default="wide", help="comma-separated names under each tree's configs/, or "
+                                                          "paths of YAML files (the same file for every tree)")
+    parser.add_argument("--recipe", action="store_true", help="apply the recipe to each config, as `gan-sru train` "
+                                                              "does (the step a user's run trains)")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
@@ -102,11 +113,12 @@ def main():
     print(f"CPU: {cpu_name()}; {args.steps} steps x {args.rounds} rounds per contender, in turn; medians")
     rows = []
     for name in args.configs.split(","):
-        seconds = {p: [] for p in pairs}
+        seconds, chosen = {p: [] for p in pairs}, {}
         for r in range(args.rounds):
             for t, v in pairs:
-                seconds[t, v] += time_tree(t, os.path.join(t, "configs", f"{name}.yaml"), args.steps,
-                                           args.set + list(v))
+                config = name if name.endswith((".yaml", ".yml")) else os.path.join(t, "configs", f"{name}.yaml")
+                times, chosen[t, v] = time_tree(t, config, args.steps, args.set + list(v), args.recipe)
+                seconds[t, v] += times
                 print(f"  {name} round {r + 1}: {t} {','.join(v)} {1e3 * np.median(seconds[t, v]):.1f} ms",
                       flush=True)
         base = float(np.median(seconds[pairs[0]]))
@@ -115,7 +127,7 @@ def main():
             rows.append(dict(config=name, tree=t, commit=commits[t], sets=list(v), median_ms=round(1e3 * ms, 1),
                              p10_ms=round(1e3 * float(np.percentile(seconds[t, v], 10)), 1),
                              p90_ms=round(1e3 * float(np.percentile(seconds[t, v], 90)), 1),
-                             speedup=round(base / ms, 3)))
+                             speedup=round(base / ms, 3), recipe=chosen[t, v]))
     print(f"{'config':<8} {'commit':<34} {'median ms':>9} {'p10-p90 ms':>13} {'speed-up':>8}  overrides")
     for row in rows:
         print(f"{row['config']:<8} {row['commit']:<34} {row['median_ms']:>9.1f} "
@@ -123,7 +135,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "step_time.json"), "w") as f:
         json.dump({"cpu": cpu_name(), "steps": args.steps, "rounds": args.rounds, "sets": args.set,
-                   "load": [round(v, 2) for v in os.getloadavg()], "rows": rows}, f, indent=2)
+                   "recipe": args.recipe, "load": [round(v, 2) for v in os.getloadavg()], "rows": rows}, f, indent=2)
         f.write("\n")
 
 

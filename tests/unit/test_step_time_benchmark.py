@@ -54,3 +54,20 @@ def test_variants_of_one_tree_are_timed_with_their_overrides(tmp_path, monkeypat
                                       "train.lr=0"])
     with pytest.raises(SystemExit, match="train.lr"):
         step_time.main()
+
+
+def test_the_recipe_fills_a_config_file_for_every_tree_and_keeps_what_is_set(tmp_path, monkeypatch):
+    """--recipe with a YAML path: the child trains the config the recipe completes from its data; the keys the
+    recipe set are recorded, and a key given with --set is not among them (at 48 steps the recipe sets the rate)."""
+    config = tmp_path / "sines.yaml"
+    config.write_text("data:\n  source: sines\n  num_sequences: 64\n  seq_len: 48\n  num_features: 2\n")
+    out = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["step_time.py", "--trees", REPO, "--configs", str(config), "--recipe",
+                                      "--steps", "2", "--rounds", "1", "--out", str(out), "--set", "train.lr=0.003",
+                                      "--variant", "", "--variant", "model.discriminator.shift=0.25"])
+    step_time.main()
+    doc = json.loads((out / "step_time.json").read_text())
+    assert doc["recipe"] is True and [r["config"] for r in doc["rows"]] == [str(config)] * 2
+    first, second = (set(r["recipe"]) for r in doc["rows"])
+    assert {"train.terms", "train.batch_size", "model.generator.hidden_size"} <= first
+    assert "train.lr" not in first and "model.discriminator.shift" in first - second
