@@ -1,22 +1,18 @@
 """Discriminators: sequences (L, B, C) + mask (L, B) -> one logit per sequence (B, 1)."""
 import nnabla as nn
 import nnabla.functions as F
-import numpy as np
 
-from gan_sru.ops.matmul import affine, matmul
+from gan_sru.ops.elementwise import time_sum
+from gan_sru.ops.matmul import affine
 from gan_sru.ops.sru import sru
 from gan_sru.registry import DISCRIMINATORS
 
 
 def _mean_over_valid_steps(h, mask):
     """h (L, B, H) that is already 0 at padded steps, mask (L, B) -> (B, H): the mean over valid steps.
-    (No h * mask: nnabla's broadcasting multiply is slow on CPU, and the SRU output is 0 there anyway.) The sum
-    over time is a (1, L) x (L, B H) matmul: nnabla's CPU F.sum over the first axis is slow enough at long
-    lengths to be a sizeable share of D's time in a training step."""
-    L, B, H = h.shape
-    ones = nn.Variable.from_numpy_array(np.ones((1, L), np.float32))
-    total = F.reshape(matmul(ones, F.reshape(h, (L, B * H))), (B, H))
-    return total / F.reshape(F.sum(mask, axis=0), (B, 1))
+    (No h * mask: nnabla's broadcasting multiply is slow on CPU, and the SRU output is 0 there anyway.)"""
+    B, H = h.shape[1:]
+    return time_sum(h) / F.reshape(F.sum(mask, axis=0), (B, 1))
 
 
 def _head(feats, width, features=False):

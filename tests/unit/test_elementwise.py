@@ -1,4 +1,4 @@
-"""The host forms of G's elementwise parts (gan_sru/ops/elementwise.py) against their plain-ops forms, and their
+"""The host forms of the networks' elementwise parts (gan_sru/ops/elementwise.py) against their plain-ops forms, and their
 gradients against finite differences in float64 NumPy."""
 import nnabla as nn
 import nnabla.functions as F
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import max_rel_err
 
-from gan_sru.ops.elementwise import mask_steps, oscillator_bank
+from gan_sru.ops.elementwise import mask_steps, oscillator_bank, time_sum
 
 
 def _forward_backward(out, weights, *leaves):
@@ -107,7 +107,31 @@ def test_the_oscillator_bank_without_gradients_to_a_constant_frequency():
      r"oscillator_bank expects freq and phase \(B, S\); got \(3, 2\) and \(3, 4\)"),
     (lambda: mask_steps(nn.Variable((4, 3, 2)), nn.Variable((4, 3)), impl="fast"),
      "unknown impl 'fast'; expected 'auto' or 'ref'"),
+    (lambda: time_sum(nn.Variable((4, 3))), r"time_sum expects h \(L, B, H\); got \(4, 3\)"),
 ])
 def test_bad_shapes_and_impls_are_refused_by_name(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_time_sum_equals_the_plain_form_and_spreads_its_gradient_over_every_step():
+    rng = np.random.default_rng(4)
+    h0 = rng.standard_normal((7, 3, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 5)).astype(np.float32)
+    out = {}
+    for impl in ("auto", "ref"):
+        h = nn.Variable.from_numpy_array(h0, need_grad=True)
+        y = time_sum(h, impl)
+        assert y.shape == (3, 5) and (y.parent.name == "Callback") == (impl == "auto")
+        out[impl] = _forward_backward(y, w, h)
+    np.testing.assert_allclose(out["auto"][0], h0.sum(axis=0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out["auto"][0], out["ref"][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out["auto"][1][0], np.broadcast_to(w, h0.shape))  # d sum(w * sum_t h) / dh
+    np.testing.assert_allclose(out["auto"][1][0], out["ref"][1][0], rtol=1e-6)
+    h = nn.Variable.from_numpy_array(h0, need_grad=True)
+    loss = F.sum(time_sum(h))
+    h.grad.zero()
+    loss.forward()
+    loss.backward()
+    loss.backward()
+    np.testing.assert_array_equal(h.g, np.full(h0.shape, 2.0, np.float32))  # accumulated as nnabla asks
