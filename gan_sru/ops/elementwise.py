@@ -2,7 +2,8 @@
 (`mask_steps`), the oscillator bank's sin and cos (`oscillator_bank`) and D's sum over time (`time_sum`).
 
 nnabla's CPU elementwise functions cost about 15-20 ns per element, broadcast or not: at 128 steps and 19
-features the plain forms of these two took about 6% of a training step. Here each is one or two NumPy passes.
+features the plain forms of the mask and the bank took about 6% of a training step. Here each is one or two
+NumPy passes.
 On a CUDA context, and with impl="ref" (what `gan-sru export` serialises), they are plain nnabla ops; the tests
 tie the two forms together and the gradients to finite differences.
 """
@@ -181,4 +182,4 @@ def time_sum(h, impl="auto"):
 
     L, B, H = h.shape
     ones = nn.Variable.from_numpy_array(np.ones((1, L), np.float32))
-    return F.reshape(matmul(ones, F.reshape(h, (L, B * H))), (B, H))
+    return F.reshape(matmul(ones, F.reshape(h, (L, B * H)), impl=impl), (B, H))

@@ -1,5 +1,5 @@
-"""The host forms of the networks' elementwise parts (gan_sru/ops/elementwise.py) against their plain-ops forms, and their
-gradients against finite differences in float64 NumPy."""
+"""The host forms of the networks' elementwise parts (gan_sru/ops/elementwise.py) against their plain-ops forms,
+and their gradients against finite differences in float64 NumPy."""
 import nnabla as nn
 import nnabla.functions as F
 import numpy as np
