@@ -10,7 +10,8 @@ the config is kept as it is.
     generator.noise_dim          clip(C, 2, 64): a channel of per-step noise per feature, as data whose
                                  features each carry noise of their own need
     generator.static_noise_dim   clip(C // 2, 8, 32): per-sequence traits (phases, levels, regimes)
-    generator.num_layers         2, and 3 from L >= 128: a deeper stack carries the slow parts of long windows
+    generator.num_layers         2 at every length: a third layer from 128 steps scored within the seeds' spread
+                                 (docs/results/2026-12-07-g-depth.md)
     discriminator.hidden_size    clip(3 C, 48, 192), rounded up to a multiple of 16
 
 With oscillators (generator.oscillators), generator.oscillator_grid "auto" follows the length too: the linear
@@ -35,13 +36,14 @@ def _round_up(x, multiple):
 
 
 def rule_sizes(num_features, max_len):
-    """The rules' sizes for C = num_features and L = max_len: {dotted key: int} over SIZE_KEYS."""
-    C, L = int(num_features), int(max_len)
+    """The rules' sizes for C = num_features: {dotted key: int} over SIZE_KEYS. No size follows max_len (a third
+    G layer at 128 steps scored within the seeds' spread, docs/results/2026-12-07-g-depth.md); callers pass it."""
+    C = int(num_features)
     return {
         "model.generator.hidden_size": _round_up(_clip(4 * C, 48, 256), 16),
         "model.generator.noise_dim": _clip(C, 2, 64),
         "model.generator.static_noise_dim": _clip(C // 2, 8, 32),
-        "model.generator.num_layers": 3 if L >= 128 else 2,
+        "model.generator.num_layers": 2,
         "model.discriminator.hidden_size": _round_up(_clip(3 * C, 48, 192), 16),
     }
 

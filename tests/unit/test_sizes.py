@@ -10,8 +10,8 @@ from gan_sru.sizes import SIZE_KEYS, apply_size_rules, rule_sizes
     (1, 24, (48, 2, 8, 2, 48)),
     (5, 24, (48, 5, 8, 2, 48)),
     (28, 24, (112, 28, 14, 2, 96)),
-    (28, 128, (112, 28, 14, 3, 96)),
-    (100, 256, (256, 64, 32, 3, 192)),
+    (28, 128, (112, 28, 14, 2, 96)),
+    (100, 256, (256, 64, 32, 2, 192)),
 ])
 def test_rule_sizes_for_a_few_widths_and_lengths(C, L, expected):
     sizes = rule_sizes(C, L)
