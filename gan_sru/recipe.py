@@ -92,7 +92,7 @@ def choose(facts, user=()):
     C, L, N = facts["width"], facts["length"], facts["count"]
     user = set(user)
     out = {}
-    for key, value in rule_sizes(C, L).items():
+    for key, value in rule_sizes(C).items():
         out[key] = (value, f"size rule for {C} feature{'s' * (C != 1)} and {L} steps")
     if N < 4 * 128:
         batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))

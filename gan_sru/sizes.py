@@ -35,9 +35,9 @@ def _round_up(x, multiple):
     return int(-(-x // multiple) * multiple)
 
 
-def rule_sizes(num_features, max_len):
-    """The rules' sizes for C = num_features: {dotted key: int} over SIZE_KEYS. No size follows max_len (a third
-    G layer at 128 steps scored within the seeds' spread, docs/results/2026-12-07-g-depth.md); callers pass it."""
+def rule_sizes(num_features):
+    """The rules' sizes for C = num_features: {dotted key: int} over SIZE_KEYS. No size follows the length (a
+    third G layer at 128 steps scored within the seeds' spread, docs/results/2026-12-07-g-depth.md)."""
     C = int(num_features)
     return {
         "model.generator.hidden_size": _round_up(_clip(4 * C, 48, 256), 16),
@@ -61,7 +61,7 @@ def apply_size_rules(cfg, num_features, max_len):
     from gan_sru.config import assign, value_at
 
     out = copy.deepcopy(cfg)
-    for key, value in rule_sizes(num_features, max_len).items():
+    for key, value in rule_sizes(num_features).items():
         if value_at(out, key) is None:
             assign(out, key, value)
     gcfg = out.model.generator

@@ -16,22 +16,22 @@ SPACE = (
 TERM_WEIGHTS = {"train.moment_loss": "moment", "train.sequence_moment_loss": "sequence_moment"}
 
 
-def suggest(trial, num_features, max_len, terms=None):
+def suggest(trial, num_features, terms=None):
     """The trial's values -> {dotted config key: value} (as to_config_values; terms: the config's train.terms)."""
     values = {}
     for key, kind, args in SPACE:
         values[key] = trial.suggest_float(key, *args, log=True) if kind == "log" else \
             trial.suggest_categorical(key, list(args))
-    return to_config_values(values, num_features, max_len, terms)
+    return to_config_values(values, num_features, terms)
 
 
-def to_config_values(values, num_features, max_len, terms=None):
+def to_config_values(values, num_features, terms=None):
     """A trial's params -> {dotted config key: value}: the size factors become hidden sizes (multiples of 16); the
     term weights become train.terms, the config's `terms` (its train.terms, or None) with the entry of each
     searched term taking its weight (its options kept) or added."""
     from gan_sru.sizes import rule_sizes
 
-    rules = rule_sizes(num_features, max_len)
+    rules = rule_sizes(num_features)
     out, weights = {}, {}
     for key, value in values.items():
         if key in TERM_WEIGHTS:

@@ -120,7 +120,7 @@ class Study:
 
         base = self._trial_cfg(load_config(self.config, overrides=self.overrides))
         data = training_data(base)
-        values = suggest(trial, data.train.num_features, int(max(data.dataset.lengths)), base.train.terms)
+        values = suggest(trial, data.train.num_features, base.train.terms)
         cfg = self._trial_cfg(load_config(self.config, overrides=self.overrides + _overrides(values)))
         cfg.name = f"trial_{trial.number:04d}"
         run_path = os.path.join(cfg.run_dir, cfg.name)
@@ -180,8 +180,7 @@ class Study:
         from gan_sru.data import training_data
 
         data = training_data(data_cfg)
-        values = to_config_values(best.params, data.train.num_features, int(max(data.dataset.lengths)),
-                                  data_cfg.train.terms)
+        values = to_config_values(best.params, data.train.num_features, data_cfg.train.terms)
         cfg = load_config(self.config, overrides=self.overrides + _overrides(values))
         cfg.name = f"{self.cfg.name}-tuned"
         comment = (f"gan-sru tune: study {self.name}, trial {best.number} of {len(study.trials)}, validation "

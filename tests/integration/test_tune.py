@@ -158,9 +158,9 @@ def test_size_factors_follow_the_size_rules():
     from gan_sru.sizes import rule_sizes
     from gan_sru.tuning import to_config_values
 
-    rules = rule_sizes(5, 24)
+    rules = rule_sizes(5)
     out = to_config_values({"generator_size_factor": 0.5, "discriminator_size_factor": 2.0, "train.lr": 1e-3},
-                           5, 24)
+                           5)
     assert out["model.generator.hidden_size"] == max(16, -(-rules["model.generator.hidden_size"] // 32) * 16)
     assert out["model.discriminator.hidden_size"] == rules["model.discriminator.hidden_size"] * 2
     assert out["train.lr"] == 1e-3
@@ -173,7 +173,7 @@ def test_term_weights_become_train_terms_on_top_of_the_configs_own():
     from gan_sru.tuning.study import _overrides
 
     own = [{"name": "sequence_moment", "weight": 1.0, "window": 4}, {"name": "innovation", "weight": 1.0}]
-    out = to_config_values({"train.moment_loss": 0.5, "train.sequence_moment_loss": 2.0}, 5, 24, own)
+    out = to_config_values({"train.moment_loss": 0.5, "train.sequence_moment_loss": 2.0}, 5, own)
     assert out == {"train.terms": [{"name": "sequence_moment", "weight": 2.0, "window": 4},
                                    {"name": "innovation", "weight": 1.0}, {"name": "moment", "weight": 0.5}]}
     assert own[0]["weight"] == 1.0  # the config's list is not changed
@@ -181,5 +181,5 @@ def test_term_weights_become_train_terms_on_top_of_the_configs_own():
     for config in ("wide", "sines"):
         cfg = load_config(os.path.join(os.path.dirname(CONFIG), f"{config}.yaml"))
         tuned = load_config(os.path.join(os.path.dirname(CONFIG), f"{config}.yaml"),
-                            _overrides(to_config_values(values, 5, 24, cfg.train.terms)))
+                            _overrides(to_config_values(values, 5, cfg.train.terms)))
         assert tuned.train.terms == [{"name": "moment", "weight": 0.5}, {"name": "sequence_moment", "weight": 2.0}]

@@ -14,7 +14,7 @@ from gan_sru.sizes import SIZE_KEYS, apply_size_rules, rule_sizes
     (100, 256, (256, 64, 32, 2, 192)),
 ])
 def test_rule_sizes_for_a_few_widths_and_lengths(C, L, expected):
-    sizes = rule_sizes(C, L)
+    sizes = rule_sizes(C)
     assert tuple(sizes[k] for k in SIZE_KEYS) == expected
 
 
@@ -38,7 +38,7 @@ def test_trainer_records_the_resolved_sizes(tmp_path):
     trainer.prepare()
     saved = load_config(trainer.run.config_path)
     assert saved["model"]["generator"]["oscillator_grid"] == "linear"  # auto, resolved: 2 x 8 / 8 = 2 steps
-    for key, value in rule_sizes(3, 8).items():
+    for key, value in rule_sizes(3).items():
         section, net, name = key.split(".")
         assert saved[section][net][name] == value
         assert trainer.cfg[section][net][name] == value
