@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/ablation.py [--sets motions,vowels,taylor,elnino,sines] [--lengths 24,64]
                                             [--seeds 0,1,2] [--variants defaults,moment,...] [--budget 40s]
                                             [--protocol fast] [--repeats 3] [--classifiers 10] [--stem ablation]
+                                            [--resume]
     .venv/bin/python benchmarks/ablation.py --table --stem ablation,ablation_b   # merge stems, redraw
 
 Real sets come from what packages on PyPI ship (`pip install -e .[bench]`), chosen for variety:
@@ -39,6 +40,7 @@ and later ones score it once: floor_file). Writes benchmarks/results/<stem>.json
 per set, length and variant, every score next to its floor) and <stem>.png.
 """
 import argparse
+import glob
 import json
 import os
 import sys
@@ -271,7 +273,8 @@ def read_floor(path):
 
 def run_one(key, name, length, seed, variant, args):
     """Train and score one run; its entry for ablation.json. The held-out floor comes from its floor_file when
-    one is there, else it is scored and kept there."""
+    one is there, else it is scored and kept there. With args.resume a run folder that holds a checkpoint
+    continues its budget (the trainer's own resume), so a run killed while scoring is scored without training."""
     import shutil
 
     import nnabla as nn
@@ -284,9 +287,11 @@ def run_one(key, name, length, seed, variant, args):
     nn.clear_parameters()  # the previous run's networks, of other sizes, are in nnabla's global scope
     cfg = run_config(name, length, seed, variant, args)
     run_path = os.path.join(cfg["run_dir"], cfg["name"])
-    shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
+    resume = args.resume and bool(glob.glob(os.path.join(run_path, "checkpoints", "step_*.npz")))
+    if not resume:
+        shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
     t0 = time.perf_counter()
-    trainer = Trainer(cfg, progress=False, out=open(os.devnull, "w"))
+    trainer = Trainer(cfg, resume=resume, progress=False, out=open(os.devnull, "w"))
     trainer.budget.clock = time.process_time  # the budget in CPU seconds of this process
     trainer.train()
     train_s = time.perf_counter() - t0
@@ -307,7 +312,8 @@ def run_one(key, name, length, seed, variant, args):
             "overrides": VARIANTS[variant], "budget": args.budget, "steps": step, "train_seconds": round(train_s, 1),
             "protocol": result["protocol"]["name"], "num_holdout": holdout, "repeats": repeats,
             "generated": generated, "floor": floor, "evaluate_seconds": result["seconds"],
-            "separability": result["separability"]}  # per group of statistics ("step changes": jaggedness)
+            "separability": result["separability"],  # per group of statistics ("step changes": jaggedness)
+            **({"resumed": True} if resume else {})}  # train_seconds then counts this process's part only
 
 
 def summary(rows):
@@ -435,6 +441,8 @@ def main():
     p.add_argument("--data-dir", default="/tmp/gan_sru_ablation/data")
     p.add_argument("--stem", default="ablation", help="benchmarks/results/<stem>.json, .md, .png; with --table, "
                    "several stems separated by commas are merged into the first")
+    p.add_argument("--resume", action="store_true", help="a run folder with a checkpoint continues its budget "
+                   "instead of starting over (a run whose budget was spent is only scored)")
     p.add_argument("--table", action="store_true", help="write the .md and .png from the .json; train nothing")
     args = p.parse_args()
     from quality import cpu_model

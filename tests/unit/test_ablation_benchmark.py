@@ -106,3 +106,26 @@ def test_floor_file_follows_what_the_floor_depends_on(tmp_path):
     floor = {"discriminative": {"mean": 0.05, "std": 0.01, "scores": [0.04, 0.06]}, "context_fid": 0.2}
     atomic_write_text(path, json.dumps(floor), make_dirs=True)
     assert ablation.read_floor(path) == floor
+
+
+@pytest.mark.slow  # two short trainings and three fast evaluations
+def test_resume_scores_a_spent_run_without_training_it_again(tmp_path):
+    """--resume: a run folder whose budget was spent is scored from its checkpoint, which stays as it was;
+    without --resume the run starts from nothing."""
+    pytest.importorskip("statsmodels")
+    args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="2s", protocol="fast",
+                              classifiers=1, repeats=1, resume=False)
+    first = ablation.run_one("k", "elnino", 8, 0, "recipe", args)
+    ckpts = sorted((tmp_path / "runs").glob("elnino_L8_s0_recipe_2s/checkpoints/step_*.npz"))
+    assert len(ckpts) == 1 and first["steps"] > 0 and "resumed" not in first
+    stamp = ckpts[0].stat().st_mtime_ns
+    args.resume = True
+    again = ablation.run_one("k", "elnino", 8, 0, "recipe", args)
+    assert again["resumed"] is True and again["steps"] == first["steps"]
+    assert sorted((tmp_path / "runs").glob("elnino_L8_s0_recipe_2s/checkpoints/step_*.npz")) == ckpts
+    assert ckpts[0].stat().st_mtime_ns == stamp  # not trained, not rewritten
+    assert again["floor"] == first["floor"]  # the held-out floor read back from its floor file
+    args.resume = False
+    fresh = ablation.run_one("k", "elnino", 8, 0, "recipe", args)
+    assert "resumed" not in fresh
+    assert not ckpts[0].exists() or ckpts[0].stat().st_mtime_ns != stamp  # trained again from nothing
