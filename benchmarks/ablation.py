@@ -40,7 +40,6 @@ and later ones score it once: floor_file). Writes benchmarks/results/<stem>.json
 per set, length and variant, every score next to its floor) and <stem>.png.
 """
 import argparse
-import glob
 import json
 import os
 import sys
@@ -283,11 +282,12 @@ def run_one(key, name, length, seed, variant, args):
     from gan_sru.commands.evaluate import evaluate_run
     from gan_sru.data import training_data
     from gan_sru.train import Trainer
+    from gan_sru.train.run_folder import RunFolder
 
     nn.clear_parameters()  # the previous run's networks, of other sizes, are in nnabla's global scope
     cfg = run_config(name, length, seed, variant, args)
     run_path = os.path.join(cfg["run_dir"], cfg["name"])
-    resume = args.resume and bool(glob.glob(os.path.join(run_path, "checkpoints", "step_*.npz")))
+    resume = args.resume and bool(RunFolder(run_path).list_checkpoints())
     if not resume:
         shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
     t0 = time.perf_counter()

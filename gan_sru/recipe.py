@@ -13,7 +13,7 @@ records them in the run folder as recipe.json and `recipe_lines` prints them one
     scale_ratio                    the largest over the smallest feature std
 
     choice                         rule
-    model sizes                    gan_sru/sizes.py's rules from C and L
+    model sizes                    gan_sru/sizes.py's rules from C
     train.batch_size               with N < 512: a quarter of N as a power of two, at least 8
     train.terms                    moment, innovation and sequence_moment, weight 1 each (RESULTS_PAGE and
                                    TERMS_PAGE: they improved the scores on real and wide data)
@@ -93,7 +93,7 @@ def choose(facts, user=()):
     user = set(user)
     out = {}
     for key, value in rule_sizes(C).items():
-        out[key] = (value, f"size rule for {C} feature{'s' * (C != 1)} and {L} steps")
+        out[key] = (value, f"size rule for {C} feature{'s' * (C != 1)}")
     if N < 4 * 128:
         batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))
         out["train.batch_size"] = (batch, f"{N} training sequences: a quarter of them, as a power of two >= 8")
