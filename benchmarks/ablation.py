@@ -273,7 +273,8 @@ def read_floor(path):
 def run_one(key, name, length, seed, variant, args):
     """Train and score one run; its entry for ablation.json. The held-out floor comes from its floor_file when
     one is there, else it is scored and kept there. With args.resume a run folder that holds a checkpoint
-    continues its budget (the trainer's own resume), so a run killed while scoring is scored without training."""
+    continues its budget (the trainer's own resume), so a run killed while scoring is scored without training.
+    A run stopped by a signal (its checkpoint saved) is not scored: SystemExit, and --resume continues it."""
     import shutil
 
     import nnabla as nn
@@ -295,7 +296,14 @@ def run_one(key, name, length, seed, variant, args):
     trainer.budget.clock = time.process_time  # the budget in CPU seconds of this process
     trainer.train()
     train_s = time.perf_counter() - t0
-    step = trainer.run.list_checkpoints()[-1][0]
+    checkpoints = trainer.run.list_checkpoints()
+    if trainer.stop_signal is not None:  # Ctrl-C or a kill: a run short of its budget is no row; the grid stops
+        import signal
+
+        at = f"at step {checkpoints[-1][0]}" if checkpoints else "before its first step"
+        raise SystemExit(f"{key}: stopped by {signal.Signals(trainer.stop_signal).name} {at}, before its budget "
+                         f"of {args.budget} was spent; not scored. The grid continues with --resume")
+    step = checkpoints[-1][0]
     data = training_data(cfg)
     holdout = len(data.holdout)
     repeats = {"discriminative": args.classifiers, "predictive": args.repeats}

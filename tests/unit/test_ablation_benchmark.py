@@ -3,7 +3,10 @@ picture."""
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
+import time
 
 import pytest
 
@@ -129,3 +132,35 @@ def test_resume_scores_a_spent_run_without_training_it_again(tmp_path):
     fresh = ablation.run_one("k", "elnino", 8, 0, "recipe", args)
     assert "resumed" not in fresh
     assert not ckpts[0].exists() or ckpts[0].stat().st_mtime_ns != stamp  # trained again from nothing
+
+
+@pytest.mark.slow  # a short training stopped by SIGINT, then resumed and scored
+def test_a_run_stopped_by_a_signal_is_not_scored_and_resume_finishes_it(tmp_path):
+    """Ctrl-C during a run's training: the trainer saves a checkpoint and returns; the benchmark scores no row
+    for a run short of its budget but stops the grid, and --resume continues the same run to its budget."""
+    pytest.importorskip("statsmodels")
+    from gan_sru.train.run_folder import RunFolder
+
+    args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="4s", protocol="fast",
+                              classifiers=1, repeats=1, resume=False)
+
+    def interrupt():  # once the trainer's handler is in place (its loop is running), as a Ctrl-C would
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_on_signal":
+                time.sleep(1.0)  # some steps first
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            time.sleep(0.01)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(SystemExit, match=r"elnino_k: stopped by SIGINT at step \d+, before its budget of 4s was "
+                                         r"spent; not scored\. The grid continues with --resume"):
+        ablation.run_one("elnino_k", "elnino", 8, 0, "recipe", args)
+    folder = RunFolder(str(tmp_path / "runs" / "elnino_L8_s0_recipe_4s"))
+    stopped_at = folder.list_checkpoints()[-1][0]  # the checkpoint the signal saved
+    assert stopped_at > 0
+    args.resume = True
+    row = ablation.run_one("elnino_k", "elnino", 8, 0, "recipe", args)
+    assert row["resumed"] is True and row["steps"] > stopped_at  # trained on from there, then scored
+    assert row["generated"]["discriminative"] is not None
