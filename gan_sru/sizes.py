@@ -10,7 +10,7 @@ the config is kept as it is.
     generator.noise_dim          clip(C, 2, 64): a channel of per-step noise per feature, as data whose
                                  features each carry noise of their own need
     generator.static_noise_dim   clip(C // 2, 8, 32): per-sequence traits (phases, levels, regimes)
-    generator.num_layers         2 at every length: a third layer from 128 steps scored within the seeds' spread
+    generator.num_layers         2 at every length: a third layer at 128 and 256 steps scored within the seeds' spread
                                  (docs/results/2026-12-07-g-depth.md)
     discriminator.hidden_size    clip(3 C, 48, 192), rounded up to a multiple of 16
 
@@ -37,7 +37,7 @@ def _round_up(x, multiple):
 
 def rule_sizes(num_features):
     """The rules' sizes for C = num_features: {dotted key: int} over SIZE_KEYS. No size follows the length (a
-    third G layer at 128 steps scored within the seeds' spread, docs/results/2026-12-07-g-depth.md)."""
+    third G layer at 128 and 256 steps scored within the seeds' spread, docs/results/2026-12-07-g-depth.md)."""
     C = int(num_features)
     return {
         "model.generator.hidden_size": _round_up(_clip(4 * C, 48, 256), 16),
