@@ -6,7 +6,6 @@ import os
 import signal
 import sys
 import threading
-import time
 
 import pytest
 
@@ -144,19 +143,24 @@ def test_a_run_stopped_by_a_signal_is_not_scored_and_resume_finishes_it(tmp_path
     args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="4s", protocol="fast",
                               classifiers=1, repeats=1, resume=False)
 
-    def interrupt():  # once the trainer's handler is in place (its loop is running), as a Ctrl-C would
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_on_signal":
-                time.sleep(1.0)  # some steps first
-                os.kill(os.getpid(), signal.SIGINT)
-                return
-            time.sleep(0.01)
+    done = threading.Event()
 
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(SystemExit, match=r"elnino_k: stopped by SIGINT at step \d+, before its budget of 4s was "
-                                         r"spent; not scored\. The grid continues with --resume"):
-        ablation.run_one("elnino_k", "elnino", 8, 0, "recipe", args)
+    def interrupt():  # once the trainer's handler is in place (its loop is running), as a Ctrl-C would
+        while not done.wait(0.01):
+            if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_on_signal":
+                if not done.wait(1.0):  # some steps first; none once the run is over
+                    os.kill(os.getpid(), signal.SIGINT)
+                return
+
+    thread = threading.Thread(target=interrupt, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(SystemExit, match=r"elnino_k: stopped by SIGINT at step \d+, before its budget of 4s "
+                                             r"was spent; not scored\. The grid continues with --resume"):
+            ablation.run_one("elnino_k", "elnino", 8, 0, "recipe", args)
+    finally:  # never a signal into a later test
+        done.set()
+        thread.join()
     folder = RunFolder(str(tmp_path / "runs" / "elnino_L8_s0_recipe_4s"))
     stopped_at = folder.list_checkpoints()[-1][0]  # the checkpoint the signal saved
     assert stopped_at > 0
