@@ -42,6 +42,7 @@ per set, length and variant, every score next to its floor) and <stem>.png.
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -298,8 +299,6 @@ def run_one(key, name, length, seed, variant, args):
     train_s = time.perf_counter() - t0
     checkpoints = trainer.run.list_checkpoints()
     if trainer.stop_signal is not None:  # Ctrl-C or a kill: a run short of its budget is no row; the grid stops
-        import signal
-
         at = f"at step {checkpoints[-1][0]}" if checkpoints else "before its first step"
         raise SystemExit(f"{key}: stopped by {signal.Signals(trainer.stop_signal).name} {at}, before its budget "
                          f"of {args.budget} was spent; not scored. The grid continues with --resume")
