@@ -95,14 +95,15 @@ class Encoder:
             width = out
         self.params = p
 
-    def forward(self, x, keep=None, drop=None):
+    def forward(self, x, keep=None, drop=None, cache=True):
         """x (B, L, C) -> (out (B, L, output), cache). keep (B, L, 1): training's timestamp mask; drop
-        (B, L, output): dropout multipliers; None for evaluation."""
+        (B, L, output): dropout multipliers; None for evaluation. cache=False keeps no block's intermediates
+        (the cache is then None): evaluation needs no backward, and each block's arrays are freed as it ends."""
         p = self.params
         h = _mm(x, p["in_w"]) + p["in_b"]
         if keep is not None:
             h = h * keep
-        cache = {"x": x, "keep": keep, "drop": drop, "blocks": []}
+        blocks = [] if cache else None
         for i in range(len(self.widths)):
             d = 2 ** i
             g1, phi1 = _gelu(h)
@@ -110,9 +111,11 @@ class Encoder:
             g2, phi2 = _gelu(c1)
             c2, cols2 = _conv(g2, p[f"{i}.conv2_w"], p[f"{i}.conv2_b"], d)
             residual = _mm(h, p[f"{i}.proj_w"]) + p[f"{i}.proj_b"] if f"{i}.proj_w" in p else h
-            cache["blocks"].append((h, g1, phi1, cols1, c1, g2, phi2, cols2))
+            if blocks is not None:
+                blocks.append((h, g1, phi1, cols1, c1, g2, phi2, cols2))
             h = c2 + residual
-        return (h * drop if drop is not None else h), cache
+        out = h * drop if drop is not None else h
+        return out, ({"x": x, "keep": keep, "drop": drop, "blocks": blocks} if cache else None)
 
     def backward(self, cache, dout):
         """Gradients of every parameter (a dict like ``params``) given dout = dLoss/dout."""
@@ -231,7 +234,7 @@ def hierarchical_loss(z1, z2, alpha=0.5):
 BATCH = 8
 LEARNING_RATE = 1e-3
 WEIGHT_DECAY = 0.01  # torch.optim.AdamW's default, which TS2Vec keeps
-ENCODE_BATCH = 256
+ENCODE_STEPS = 65_536  # steps per embedding batch (256 windows of 256): its memory is bounded at any length
 
 
 def default_iterations(num_values):
@@ -317,13 +320,15 @@ def train_encoder(seqs, iterations, rng, progress=True, **sizes):
 
 def embed(enc, seqs):
     """Every sequence's encoder output max-pooled over its own steps (sequences of one length are
-    encoded together, so padding never enters): float64 (N, output)."""
+    encoded together, so padding never enters): float64 (N, output). A batch holds about ENCODE_STEPS steps
+    and no backward cache."""
     lengths = np.array([len(s) for s in seqs])
     out = np.empty((len(seqs), enc.widths[-1]), np.float64)
     for n in np.unique(lengths):
         idx = np.flatnonzero(lengths == n)
-        for i in range(0, len(idx), ENCODE_BATCH):
-            rows = idx[i:i + ENCODE_BATCH]
-            h, _ = enc.forward(np.stack([seqs[r] for r in rows]))
+        batch = max(1, ENCODE_STEPS // int(n))
+        for i in range(0, len(idx), batch):
+            rows = idx[i:i + batch]
+            h, _ = enc.forward(np.stack([seqs[r] for r in rows]), cache=False)
             out[rows] = h.max(axis=1)
     return out

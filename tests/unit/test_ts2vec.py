@@ -88,3 +88,29 @@ def test_training_lowers_the_loss_and_is_deterministic():
     assert emb.shape == (8, 16)
     direct = trained.forward(seqs[5][None, :9])[0].max(axis=1)[0]  # a short sequence is encoded on its own steps
     np.testing.assert_allclose(emb[5], direct, rtol=1e-6)
+
+
+def test_embedding_keeps_no_backward_cache_and_batches_by_steps(monkeypatch):
+    """embed's peak memory (NumPy's allocations, traced) stays near one block's arrays for one batch, where
+    keeping every block's intermediates for a backward pass would hold depth times as much; its batches are
+    split by steps, and the result is the same as one sequence at a time."""
+    import tracemalloc
+
+    rng = np.random.RandomState(0)
+    enc = ts2vec.Encoder(3, rng, hidden=16, depth=6, output=32)
+    seqs = [rng.randn(64, 3).astype(np.float32) for _ in range(40)]
+    monkeypatch.setattr(ts2vec, "ENCODE_STEPS", 64 * 16)  # batches of 16 windows of 64 steps: 3 batches
+    one_batch = 16 * 64 * 4  # bytes per float32 channel of one batch
+    tracemalloc.start()
+    try:
+        emb = ts2vec.embed(enc, seqs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # about 390 channels of one batch here (the output block's arrays and temporaries); with every block's
+    # intermediates kept for a backward pass, and 16 windows per batch, about 2,750
+    assert peak < 800 * one_batch, f"embed traced {peak / one_batch:.0f} channels of one batch at its peak"
+    direct = np.stack([enc.forward(s[None])[0].max(axis=1)[0] for s in seqs])
+    np.testing.assert_allclose(emb, direct, rtol=1e-5)
+    _, cache = enc.forward(seqs[0][None], cache=False)
+    assert cache is None
