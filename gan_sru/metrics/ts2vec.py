@@ -103,7 +103,7 @@ class Encoder:
         h = _mm(x, p["in_w"]) + p["in_b"]
         if keep is not None:
             h = h * keep
-        blocks = [] if cache else None
+        blocks = []
         for i in range(len(self.widths)):
             d = 2 ** i
             g1, phi1 = _gelu(h)
@@ -111,7 +111,7 @@ class Encoder:
             g2, phi2 = _gelu(c1)
             c2, cols2 = _conv(g2, p[f"{i}.conv2_w"], p[f"{i}.conv2_b"], d)
             residual = _mm(h, p[f"{i}.proj_w"]) + p[f"{i}.proj_b"] if f"{i}.proj_w" in p else h
-            if blocks is not None:
+            if cache:
                 blocks.append((h, g1, phi1, cols1, c1, g2, phi2, cols2))
             h = c2 + residual
         out = h * drop if drop is not None else h
