@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/ablation.py [--sets motions,vowels,taylor,elnino,sines] [--lengths 24,64]
                                             [--seeds 0,1,2] [--variants defaults,moment,...] [--budget 40s]
                                             [--protocol fast] [--repeats 3] [--classifiers 10] [--stem ablation]
-                                            [--resume]
+                                            [--resume] [--no-progress]
     .venv/bin/python benchmarks/ablation.py --table --stem ablation,ablation_b   # merge stems, redraw
 
 Real sets come from what packages on PyPI ship (`pip install -e .[bench]`), chosen for variety:
@@ -95,6 +95,7 @@ VARIANTS = {
     "recipe_no_moment": [_terms("innovation", "sequence_moment")],
     "recipe_noise_from_data": ["model.generator.noise_dim=null"],  # a config's noise_dim replaced by the size rule
     "recipe_ema_999": ["train.g_ema=0.999"],  # G's sampling average over ~700 updates instead of ~140
+    "recipe_batch_32": ["train.batch_size=32"],  # a quarter of the default batch
     "recipe_batch_64": ["train.batch_size=64"],  # sets of 512+ sequences: half the default batch
     "recipe_batch_256": ["train.batch_size=256"],  # and twice it
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
@@ -293,7 +294,7 @@ def run_one(key, name, length, seed, variant, args):
     if not resume:
         shutil.rmtree(run_path, ignore_errors=True)  # a benchmark run starts from nothing
     t0 = time.perf_counter()
-    trainer = Trainer(cfg, resume=resume, progress=False, out=open(os.devnull, "w"))
+    trainer = Trainer(cfg, resume=resume, progress=args.progress, out=open(os.devnull, "w"))  # bar: CPU time left
     trainer.budget.clock = time.process_time  # the budget in CPU seconds of this process
     trainer.train()
     train_s = time.perf_counter() - t0
@@ -308,7 +309,7 @@ def run_one(key, name, length, seed, variant, args):
     repeats = {"discriminative": args.classifiers, "predictive": args.repeats}
     path = floor_file(args.run_dir, data, seed, args.protocol, repeats)
     floor = read_floor(path)
-    result = evaluate_run(run_path, step=step, num=holdout, repeats=repeats, seed=seed, progress=False,
+    result = evaluate_run(run_path, step=step, num=holdout, repeats=repeats, seed=seed, progress=args.progress,
                           protocol=args.protocol, floor=floor)
     if floor is None:
         from gan_sru.files import atomic_write_text
@@ -450,6 +451,8 @@ def main():
                    "several stems separated by commas are merged into the first")
     p.add_argument("--resume", action="store_true", help="a run folder with a checkpoint continues its budget "
                    "instead of starting over (a run whose budget was spent is only scored)")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no bars on stderr (training: steps and CPU time left; scoring: each metric's training)")
     p.add_argument("--table", action="store_true", help="write the .md and .png from the .json; train nothing")
     args = p.parse_args()
     from quality import cpu_model

@@ -111,13 +111,17 @@ def test_floor_file_follows_what_the_floor_depends_on(tmp_path):
 
 
 @pytest.mark.slow  # two short trainings and three fast evaluations
-def test_resume_scores_a_spent_run_without_training_it_again(tmp_path):
+def test_resume_scores_a_spent_run_without_training_it_again(tmp_path, capsys):
     """--resume: a run folder whose budget was spent is scored from its checkpoint, which stays as it was;
-    without --resume the run starts from nothing."""
+    without --resume the run starts from nothing. Training and scoring show their bars on stderr, and
+    --no-progress turns them off."""
     pytest.importorskip("statsmodels")
     args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="2s", protocol="fast",
-                              classifiers=1, repeats=1, resume=False)
+                              classifiers=1, repeats=1, resume=False, progress=True)
     first = ablation.run_one("k", "elnino", 8, 0, "recipe", args)
+    bars = capsys.readouterr().err
+    assert "left=" in bars and "discriminative score" in bars  # the budget's CPU time left; a metric's bar
+    args.progress = False
     ckpts = sorted((tmp_path / "runs").glob("elnino_L8_s0_recipe_2s/checkpoints/step_*.npz"))
     assert len(ckpts) == 1 and first["steps"] > 0 and "resumed" not in first
     stamp = ckpts[0].stat().st_mtime_ns
@@ -127,6 +131,7 @@ def test_resume_scores_a_spent_run_without_training_it_again(tmp_path):
     assert sorted((tmp_path / "runs").glob("elnino_L8_s0_recipe_2s/checkpoints/step_*.npz")) == ckpts
     assert ckpts[0].stat().st_mtime_ns == stamp  # not trained, not rewritten
     assert again["floor"] == first["floor"]  # the held-out floor read back from its floor file
+    assert capsys.readouterr().err == ""
     args.resume = False
     fresh = ablation.run_one("k", "elnino", 8, 0, "recipe", args)
     assert "resumed" not in fresh
@@ -141,7 +146,7 @@ def test_a_run_stopped_by_a_signal_is_not_scored_and_resume_finishes_it(tmp_path
     from gan_sru.train.run_folder import RunFolder
 
     args = argparse.Namespace(run_dir=str(tmp_path / "runs"), data_dir=str(tmp_path), budget="4s", protocol="fast",
-                              classifiers=1, repeats=1, resume=False)
+                              classifiers=1, repeats=1, resume=False, progress=False)
 
     done = threading.Event()
 
