@@ -88,7 +88,7 @@ def marginals_png(real, fake, features=None):
         ax.set_title(f"feature {c}", fontsize=9)
         ax.tick_params(labelsize=7)
         if i == 0:
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, loc="upper right")  # a fixed corner: "best" searches every bar
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
@@ -108,7 +108,7 @@ def tsne_png(real, fake, seed):
     ax.scatter(g[:, 0], g[:, 1], s=6, alpha=0.5, color=FAKE_COLOR, label="generated")
     ax.set_xlabel("t-SNE 1")
     ax.set_ylabel("t-SNE 2")
-    ax.legend()
+    ax.legend(loc="upper right")  # a fixed corner: "best" searches every point
     ax.set_title(f"t-SNE of real and generated together, seed {seed}")
     fig.tight_layout()
     buf = io.BytesIO()
