@@ -86,7 +86,9 @@ def _terms(*names, **options):
 # (recipe_no_d_shift since), its "recipe_d_shift" rows with it. Since 2026-12-06 only from 48 to 127 steps:
 # outside, its 2026-12-05 "recipe" rows ran with the shift (recipe_d_shift since). sequence_moment's lags
 # (recipe_lags_8: autocorrelations at lags 2-8) was removed on 2026-12-06. Until 2026-12-07 the size rules gave G
-# three layers from 128 steps: "recipe" rows there ran them (recipe_g_layers_3 since).
+# three layers from 128 steps: "recipe" rows there ran them (recipe_g_layers_3 since). Until 2026-12-07 the recipe's
+# batch was 128 at 256 steps too: "recipe" rows there ran it (recipe_batch_128 since), its recipe_batch_32 rows the
+# batch it has since.
 OLD_RECIPE = [_terms("moment", "innovation")]
 VARIANTS = {
     "recipe": [],
@@ -98,6 +100,7 @@ VARIANTS = {
     "recipe_batch_32": ["train.batch_size=32"],  # a quarter of the default batch
     "recipe_batch_64": ["train.batch_size=64"],  # sets of 512+ sequences: half the default batch
     "recipe_batch_256": ["train.batch_size=256"],  # and twice it
+    "recipe_batch_128": ["train.batch_size=128"],  # the config's batch, which the recipe lowers from 256 steps
     "recipe_d_layers_2": ["model.discriminator.num_layers=2"],
     "recipe_g_layers_3": ["model.generator.num_layers=3"],  # a third layer
     "recipe_lr_half": ["train.lr=0.0005"],
@@ -138,7 +141,8 @@ COMPARISONS = [("defaults", "recipe"), ("recipe_no_sequence_moment", "recipe"), 
                ("recipe", "recipe_no_time_feature"), ("recipe", "recipe_sigmoid_margin"),
                ("recipe", "recipe_d_max_pool"), ("recipe", "recipe_principal"),
                ("recipe", "recipe_principal_sample_clip"), ("recipe", "recipe_d_whiten"), ("recipe", "recipe_d_shift"),
-               ("recipe_no_d_shift", "recipe"), ("recipe", "recipe_lags_8"), ("recipe", "recipe_g_layers_3")]
+               ("recipe_no_d_shift", "recipe"), ("recipe", "recipe_lags_8"), ("recipe", "recipe_g_layers_3"),
+               ("recipe", "recipe_batch_64"), ("recipe", "recipe_batch_32"), ("recipe_batch_128", "recipe")]
 REAL_SETS = ("motions", "vowels", "taylor", "elnino", "macro", "co2", "sunspots", "weather")
 BUILT_IN = {"sines": "sines", "lorenz96": "lorenz96", "factors": "wide"}  # set -> its config
 SCORES = ("discriminative", "predictive", "context_fid", "correlational")

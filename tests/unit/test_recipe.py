@@ -56,6 +56,15 @@ def test_long_windows_get_twice_the_learning_rate():
     assert "train.lr" not in choose(data_facts(sines(length=64)), user={"train.lr"})
 
 
+def test_long_windows_get_a_batch_of_at_most_8192_steps():
+    assert "train.batch_size" not in choose(data_facts(sines(n=600, length=128)))  # the config's 128
+    for length, batch in ((256, 32), (300, 16), (1024, 8), (4096, 8)):
+        value, why = choose(data_facts(sines(n=600, length=length)))["train.batch_size"]
+        assert value == batch and f"{length} steps" in why and "2026-12-07-long-batch.md" in why
+    assert choose(data_facts(sines(n=64, length=256)))["train.batch_size"][0] == 16  # few sequences: the smaller
+    assert "train.batch_size" not in choose(data_facts(sines(n=600, length=256)), user={"train.batch_size"})
+
+
 def test_recipe_json_and_lines(tmp_path):
     facts = data_facts(sines())
     choices = choose(facts)
