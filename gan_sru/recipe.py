@@ -30,6 +30,7 @@ import os
 
 import numpy as np
 
+from gan_sru.config.models import TrainConfig
 from gan_sru.sizes import rule_sizes
 
 DEFAULT_BUDGET = "15m"
@@ -48,6 +49,11 @@ BATCH_PAGE = "docs/results/2026-12-07-long-batch.md"
 LONG_BATCH_LENGTH, BATCH_STEPS = 256, 8192  # 32 windows at 256 steps: 3.7x the updates, 0.408 -> 0.265 (BATCH_PAGE)
 RECIPE_TERMS = ({"name": "moment", "weight": 1.0}, {"name": "innovation", "weight": 1.0},
                 {"name": "sequence_moment", "weight": 1.0})
+
+
+def _power_of_two_at_most(x):
+    """The largest power of two <= x (1 for x < 2)."""
+    return 2 ** int(np.floor(np.log2(max(x, 1))))
 
 
 def _autocorr(x, max_lag):
@@ -97,13 +103,15 @@ def choose(facts, user=()):
     out = {}
     for key, value in rule_sizes(C).items():
         out[key] = (value, f"size rule for {C} feature{'s' * (C != 1)}")
-    if N < 4 * 128:
-        batch = max(8, min(128, 2 ** int(np.floor(np.log2(max(N / 4, 1))))))
+    default_batch = TrainConfig.model_fields["batch_size"].default
+    if N < 4 * default_batch:
+        batch = max(8, min(default_batch, _power_of_two_at_most(N / 4)))
         out["train.batch_size"] = (batch, f"{N} training sequences: a quarter of them, as a power of two >= 8")
-    long_batch = max(8, 2 ** int(np.floor(np.log2(BATCH_STEPS / L))))
-    if L >= LONG_BATCH_LENGTH and long_batch < out.get("train.batch_size", (128,))[0]:
-        out["train.batch_size"] = (long_batch, f"{L} steps: a batch of {BATCH_STEPS} steps at most trains more updates "
-                                   f"in the budget and scored better on long windows ({BATCH_PAGE})")
+    if L >= LONG_BATCH_LENGTH:
+        batch = max(8, _power_of_two_at_most(BATCH_STEPS / L))
+        if batch < out.get("train.batch_size", (default_batch,))[0]:
+            out["train.batch_size"] = (batch, f"{L} steps: a batch of {BATCH_STEPS} steps at most trains more "
+                                       f"updates in the budget and scored better on long windows ({BATCH_PAGE})")
     if "train.terms" not in user:  # older train.<term>_loss keys arrive as train.terms (config/retired.py)
         out["train.terms"] = (list(RECIPE_TERMS), "the terms that improved the scores on real and wide data "
                               f"({TERMS_PAGE})")
