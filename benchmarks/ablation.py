@@ -35,11 +35,12 @@ runs that share a loaded machine get the same work; run with OMP_NUM_THREADS=1),
 gan_sru.commands.evaluate.evaluate_run scores its last checkpoint against the held-out sequences with
 --protocol (the discriminative score by --classifiers classifiers, the predictive by --repeats regressors),
 reusing the held-out floor of the set, length and seed (kept under RUN_DIR/floors, so that grids side by side
-and later ones score it once: floor_file). Writes benchmarks/results/<stem>.json
+and later ones score it once: floor_file, claim_floor). Writes benchmarks/results/<stem>.json
 (merged by run key, so an interrupted grid continues where it stopped), <stem>.md (mean ± std over seeds
 per set, length and variant, every score next to its floor) and <stem>.png.
 """
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -276,6 +277,66 @@ def read_floor(path):
         return json.load(f)
 
 
+def claim_floor(path, poll=10.0):
+    """The floor at `path`, or None when this process is to score it: it then holds `path`.lock (its pid) until
+    release_floor. A process that finds the lock held by a live process waits for that floor instead of scoring
+    it again: grids side by side score each floor once, not once per process."""
+    lock, said = path + ".lock", False
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    while True:
+        floor = read_floor(path)
+        if floor is not None:
+            return floor
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            holder = _lock_holder(lock)
+            if holder is None:  # its process died before writing the floor: the claim is taken over
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(lock)
+                continue
+            if not said:
+                print(f"waiting for the held-out floor that process {holder} scores ({path})", file=sys.stderr,
+                      flush=True)
+                said = True
+            time.sleep(poll)
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        floor = read_floor(path)  # written between the first read and the claim
+        if floor is not None:
+            release_floor(path)
+        return floor
+
+
+def _lock_holder(lock):
+    """The pid that holds a floor's lock, "?" while it is being written, None when that process is gone."""
+    try:
+        with open(lock) as f:
+            text = f.read().strip()
+        age = time.time() - os.path.getmtime(lock)
+    except FileNotFoundError:
+        return "?"  # released meanwhile: the next look finds the floor or claims it
+    if not text.isdigit():
+        return "?" if age < 60 else None
+    pid = int(text)
+    if pid == os.getpid():
+        return None  # a lock this process does not hold: left by an earlier process of the same pid
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return pid
+
+
+def release_floor(path):
+    """Drops this process's claim on the floor at `path` (claim_floor)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path + ".lock")
+
+
 def run_one(key, name, length, seed, variant, args):
     """Train and score one run; its entry for ablation.json. The held-out floor comes from its floor_file when
     one is there, else it is scored and kept there. With args.resume a run folder that holds a checkpoint
@@ -312,13 +373,17 @@ def run_one(key, name, length, seed, variant, args):
     holdout = len(data.holdout)
     repeats = {"discriminative": args.classifiers, "predictive": args.repeats}
     path = floor_file(args.run_dir, data, seed, args.protocol, repeats)
-    floor = read_floor(path)
-    result = evaluate_run(run_path, step=step, num=holdout, repeats=repeats, seed=seed, progress=args.progress,
-                          protocol=args.protocol, floor=floor)
-    if floor is None:
-        from gan_sru.files import atomic_write_text
+    floor = claim_floor(path)
+    try:
+        result = evaluate_run(run_path, step=step, num=holdout, repeats=repeats, seed=seed, progress=args.progress,
+                              protocol=args.protocol, floor=floor)
+        if floor is None:
+            from gan_sru.files import atomic_write_text
 
-        atomic_write_text(path, json.dumps(result["holdout"]) + "\n", make_dirs=True)
+            atomic_write_text(path, json.dumps(result["holdout"]) + "\n", make_dirs=True)
+    finally:
+        if floor is None:
+            release_floor(path)
     generated, floor, _ = _scores(result, {})
     return {"key": key, "set": name, "length": length, "seed": seed, "variant": variant,
             "overrides": VARIANTS[variant], "budget": args.budget, "steps": step, "train_seconds": round(train_s, 1),

@@ -110,6 +110,54 @@ def test_floor_file_follows_what_the_floor_depends_on(tmp_path):
     assert ablation.read_floor(path) == floor
 
 
+def test_a_floor_is_scored_by_one_process_and_waited_for_by_the_others(tmp_path, capsys):
+    """claim_floor: the first process claims a floor (its pid in the lock) and scores it; a process that finds
+    the lock held by a live process waits and reads that floor; a lock whose process is gone, or left empty
+    for a minute, is taken over; release_floor drops the claim."""
+    import subprocess
+    import time
+
+    from gan_sru.files import atomic_write_text
+
+    path = str(tmp_path / "floors" / "f.json")
+    lock = path + ".lock"
+    assert ablation.claim_floor(path) is None  # nobody scored it: this process does
+    assert open(lock).read() == str(os.getpid())
+    ablation.release_floor(path)
+    assert not os.path.exists(lock)
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with open(lock, "w") as f:
+            f.write(str(other.pid))  # another live process scores the floor
+        floor = {"discriminative": {"mean": 0.3}}
+        writer = threading.Timer(0.5, lambda: atomic_write_text(path, json.dumps(floor)))
+        writer.start()
+        t0 = time.monotonic()
+        assert ablation.claim_floor(path, poll=0.05) == floor
+        assert time.monotonic() - t0 >= 0.4  # it waited for the floor rather than claiming it
+        writer.join()
+        assert f"waiting for the held-out floor that process {other.pid} scores ({path})" in capsys.readouterr().err
+        assert open(lock).read() == str(other.pid)  # the holder's claim is left to the holder
+    finally:
+        other.kill()
+        other.wait()
+    os.remove(path)
+    assert ablation.claim_floor(path, poll=0.05) is None  # its process is gone: the claim is taken over
+    assert open(lock).read() == str(os.getpid())
+
+    with open(lock, "w"):
+        pass  # a lock whose pid was never written
+    assert ablation._lock_holder(lock) == "?"  # being written: waited for
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    assert ablation.claim_floor(path, poll=0.05) is None  # empty for two minutes: taken over
+    assert open(lock).read() == str(os.getpid())
+    atomic_write_text(path, json.dumps(floor))
+    ablation.release_floor(path)
+    assert ablation.claim_floor(path) == floor and not os.path.exists(lock)  # a floor on disk: no claim
+
+
 @pytest.mark.slow  # two short trainings and three fast evaluations
 def test_resume_scores_a_spent_run_without_training_it_again(tmp_path, capsys):
     """--resume: a run folder whose budget was spent is scored from its checkpoint, which stays as it was;
@@ -131,6 +179,8 @@ def test_resume_scores_a_spent_run_without_training_it_again(tmp_path, capsys):
     assert sorted((tmp_path / "runs").glob("elnino_L8_s0_recipe_2s/checkpoints/step_*.npz")) == ckpts
     assert ckpts[0].stat().st_mtime_ns == stamp  # not trained, not rewritten
     assert again["floor"] == first["floor"]  # the held-out floor read back from its floor file
+    floors = os.listdir(os.path.join(args.run_dir, "floors"))
+    assert len(floors) == 1 and floors[0].endswith(".json")  # scored once, its claim released
     assert capsys.readouterr().err == ""
     args.resume = False
     fresh = ablation.run_one("k", "elnino", 8, 0, "recipe", args)
