@@ -319,16 +319,12 @@ def _lock_holder(lock):
         return "?"  # released meanwhile: the next look finds the floor or claims it
     if not text.isdigit():
         return "?" if age < 60 else None
+    from gan_sru.tuning.storage import alive
+
     pid = int(text)
     if pid == os.getpid():
         return None  # a lock this process does not hold: left by an earlier process of the same pid
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return pid
+    return pid if alive(pid, None) else None
 
 
 def release_floor(path):
